@@ -1,0 +1,51 @@
+/* weft register map 1.0 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
+#ifndef WEFT_REGS_H
+#define WEFT_REGS_H
+
+#define WEFT_MAP_VERSION 0x00010000u
+#define WEFT_MAP_ADDR_BITS 16u
+
+/* id: Identifies the card image: magic, map version, board, build, features */
+#define WEFT_ID_BASE 0x0000u
+#define WEFT_ID_TYPE 0x57460001u
+#define WEFT_ID_VERSION 1u
+#define WEFT_ID_BLK_TYPE 0x0000u /* RO Block header: what this block is */
+#define WEFT_ID_BLK_VERSION 0x0004u /* RO Block header: layout version of this block */
+#define WEFT_ID_BLK_NEXT 0x0008u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_ID_MAGIC 0x000Cu /* RO Magic word 0x57454654 (ASCII "WEFT") */
+#define WEFT_ID_MAP_VERSION 0x0010u /* RO Register-map version this card implements */
+#define WEFT_ID_MAP_VERSION_MAJOR_MASK 0xFFFF0000u
+#define WEFT_ID_MAP_VERSION_MAJOR_SHIFT 16u
+#define WEFT_ID_MAP_VERSION_MINOR_MASK 0x0000FFFFu
+#define WEFT_ID_MAP_VERSION_MINOR_SHIFT 0u
+#define WEFT_ID_BOARD_ID 0x0014u /* RO Board the image was built for (0 sim, 1 U55C, 2 U280, 3 U250, 4 U50, 5 U200) */
+#define WEFT_ID_BUILD_DATE 0x0018u /* RO Build date as Unix seconds (commit time of the source tree) */
+#define WEFT_ID_GIT_HASH 0x001Cu /* RO First 32 bits of the source tree's git commit hash */
+#define WEFT_ID_FEATURES 0x0020u /* RO Engines built into this image */
+#define WEFT_ID_FEATURES_CTRL_MASK 0x00000001u
+#define WEFT_ID_FEATURES_CTRL_SHIFT 0u
+#define WEFT_ID_FEATURES_KV_AGG_MASK 0x00000002u
+#define WEFT_ID_FEATURES_KV_AGG_SHIFT 1u
+#define WEFT_ID_FEATURES_GRAD_AGG_MASK 0x00000004u
+#define WEFT_ID_FEATURES_GRAD_AGG_SHIFT 2u
+#define WEFT_ID_FEATURES_AVM_MASK 0x00000008u
+#define WEFT_ID_FEATURES_AVM_SHIFT 3u
+#define WEFT_ID_FEATURES_MEMOPS_MASK 0x00000010u
+#define WEFT_ID_FEATURES_MEMOPS_SHIFT 4u
+#define WEFT_ID_MAP_SPAN 0x0024u /* RO Bytes of BAR space the register map occupies */
+
+/* ctrl: Card control: scratch register, 64-bit cycle counter, test interrupt */
+#define WEFT_CTRL_BASE 0x0100u
+#define WEFT_CTRL_TYPE 0x57460002u
+#define WEFT_CTRL_VERSION 1u
+#define WEFT_CTRL_BLK_TYPE 0x0100u /* RO Block header: what this block is */
+#define WEFT_CTRL_BLK_VERSION 0x0104u /* RO Block header: layout version of this block */
+#define WEFT_CTRL_BLK_NEXT 0x0108u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_CTRL_SCRATCH 0x010Cu /* RW Scratch: reads back what was written (byte strobes honoured) */
+#define WEFT_CTRL_CYCLE_LO 0x0110u /* RO Free-running cycle counter, bits 31:0; reading it latches bits 63:32 into CYCLE_HI */
+#define WEFT_CTRL_CYCLE_HI 0x0114u /* RO Cycle counter bits 63:32 as latched by the last CYCLE_LO read */
+#define WEFT_CTRL_IRQ_TEST 0x0118u /* WO Raise a test interrupt (for driver bring-up); reads 0 */
+#define WEFT_CTRL_IRQ_TEST_VECTOR0_MASK 0x00000001u
+#define WEFT_CTRL_IRQ_TEST_VECTOR0_SHIFT 0u
+
+#endif /* WEFT_REGS_H */

@@ -1,0 +1,309 @@
+//! The register map itself. Edit here, and only here: the RTL decode, the
+//! driver, `docs/registers.md`, `docs/registers.json` and `docs/weft_regs.h`
+//! all follow (run `WEFT_BLESS=1 cargo test -p weft-regs` to re-render the
+//! committed artifacts).
+
+use crate::{Access, Block, BuildField, Field, Map, Register, Value};
+
+/// Register-map major version: bumped when a register moves or changes meaning.
+pub const MAP_VERSION_MAJOR: u32 = 1;
+/// Register-map minor version: bumped when registers or blocks are added.
+pub const MAP_VERSION_MINOR: u32 = 0;
+/// The `ID.MAGIC` value: ASCII "WEFT".
+pub const MAGIC: u32 = 0x5745_4654;
+
+/// Header type words of the blocks.
+pub mod block_type {
+    /// The ID block.
+    pub const ID: u32 = 0x5746_0001;
+    /// The control block.
+    pub const CTRL: u32 = 0x5746_0002;
+}
+
+/// Board ids carried in `ID.BOARD_ID`.
+pub mod board {
+    /// The simulated card (weft-sim).
+    pub const SIM: u32 = 0;
+    /// AMD Alveo U55C.
+    pub const U55C: u32 = 1;
+    /// AMD Alveo U280.
+    pub const U280: u32 = 2;
+    /// AMD Alveo U250.
+    pub const U250: u32 = 3;
+    /// AMD Alveo U50.
+    pub const U50: u32 = 4;
+    /// AMD Alveo U200.
+    pub const U200: u32 = 5;
+
+    /// A board id's name, if it is known.
+    pub const fn name(id: u32) -> Option<&'static str> {
+        Some(match id {
+            SIM => "sim",
+            U55C => "u55c",
+            U280 => "u280",
+            U250 => "u250",
+            U50 => "u50",
+            U200 => "u200",
+            _ => return None,
+        })
+    }
+}
+
+const fn header(base: u32) -> [Register; 3] {
+    [
+        Register {
+            name: "BLK_TYPE",
+            addr: base,
+            access: Access::Ro,
+            value: Value::HeaderType,
+            fields: &[],
+            doc: "Block header: what this block is",
+        },
+        Register {
+            name: "BLK_VERSION",
+            addr: base + 0x4,
+            access: Access::Ro,
+            value: Value::HeaderVersion,
+            fields: &[],
+            doc: "Block header: layout version of this block",
+        },
+        Register {
+            name: "BLK_NEXT",
+            addr: base + 0x8,
+            access: Access::Ro,
+            value: Value::HeaderNext,
+            fields: &[],
+            doc: "Block header: byte offset of the next block, 0 at the end of the chain",
+        },
+    ]
+}
+
+/// The ID block at offset 0: identifies the card image.
+pub mod id {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0000;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// Magic word: "WEFT".
+    pub const MAGIC: Register = Register {
+        name: "MAGIC",
+        addr: BASE + 0x0C,
+        access: Access::Ro,
+        value: Value::Const(super::MAGIC),
+        fields: &[],
+        doc: "Magic word 0x57454654 (ASCII \"WEFT\")",
+    };
+    /// `MAP_VERSION.MAJOR`.
+    pub const MAP_VERSION_MAJOR: Field = Field {
+        name: "MAJOR",
+        lsb: 16,
+        width: 16,
+        doc: "Bumped when a register moves or changes meaning",
+    };
+    /// `MAP_VERSION.MINOR`.
+    pub const MAP_VERSION_MINOR: Field = Field {
+        name: "MINOR",
+        lsb: 0,
+        width: 16,
+        doc: "Bumped when registers or blocks are added",
+    };
+    /// Register-map version.
+    pub const MAP_VERSION: Register = Register {
+        name: "MAP_VERSION",
+        addr: BASE + 0x10,
+        access: Access::Ro,
+        value: Value::Const((super::MAP_VERSION_MAJOR << 16) | super::MAP_VERSION_MINOR),
+        fields: &[MAP_VERSION_MAJOR, MAP_VERSION_MINOR],
+        doc: "Register-map version this card implements",
+    };
+    /// Board id.
+    pub const BOARD_ID: Register = Register {
+        name: "BOARD_ID",
+        addr: BASE + 0x14,
+        access: Access::Ro,
+        value: Value::Build(BuildField::BoardId),
+        fields: &[],
+        doc: "Board the image was built for (0 sim, 1 U55C, 2 U280, 3 U250, 4 U50, 5 U200)",
+    };
+    /// Build date.
+    pub const BUILD_DATE: Register = Register {
+        name: "BUILD_DATE",
+        addr: BASE + 0x18,
+        access: Access::Ro,
+        value: Value::Build(BuildField::BuildDate),
+        fields: &[],
+        doc: "Build date as Unix seconds (commit time of the source tree)",
+    };
+    /// Git hash.
+    pub const GIT_HASH: Register = Register {
+        name: "GIT_HASH",
+        addr: BASE + 0x1C,
+        access: Access::Ro,
+        value: Value::Build(BuildField::GitHash),
+        fields: &[],
+        doc: "First 32 bits of the source tree's git commit hash",
+    };
+    /// Feature bits.
+    pub const FEATURES: Register = Register {
+        name: "FEATURES",
+        addr: BASE + 0x20,
+        access: Access::Ro,
+        value: Value::Build(BuildField::Features),
+        fields: &[
+            Field {
+                name: "CTRL",
+                lsb: 0,
+                width: 1,
+                doc: "Control block present",
+            },
+            Field {
+                name: "KV_AGG",
+                lsb: 1,
+                width: 1,
+                doc: "Key-value aggregation engine present",
+            },
+            Field {
+                name: "GRAD_AGG",
+                lsb: 2,
+                width: 1,
+                doc: "Gradient aggregation engine present",
+            },
+            Field {
+                name: "AVM",
+                lsb: 3,
+                width: 1,
+                doc: "Accelerator Virtual Memory present",
+            },
+            Field {
+                name: "MEMOPS",
+                lsb: 4,
+                width: 1,
+                doc: "MemOps switch port present",
+            },
+        ],
+        doc: "Engines built into this image",
+    };
+    /// Address window of the map.
+    pub const MAP_SPAN: Register = Register {
+        name: "MAP_SPAN",
+        addr: BASE + 0x24,
+        access: Access::Ro,
+        value: Value::Const(1 << super::ADDR_BITS),
+        fields: &[],
+        doc: "Bytes of BAR space the register map occupies",
+    };
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "id",
+        type_id: super::block_type::ID,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "Identifies the card image: magic, map version, board, build, features",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            MAGIC,
+            MAP_VERSION,
+            BOARD_ID,
+            BUILD_DATE,
+            GIT_HASH,
+            FEATURES,
+            MAP_SPAN,
+        ],
+    };
+}
+
+/// The control block: scratch, cycle counter, test interrupt.
+pub mod ctrl {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0100;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// Scratch register.
+    pub const SCRATCH: Register = Register {
+        name: "SCRATCH",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Scratch: reads back what was written (byte strobes honoured)",
+    };
+    /// Cycle counter, low word.
+    pub const CYCLE_LO: Register = Register {
+        name: "CYCLE_LO",
+        addr: BASE + 0x10,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Free-running cycle counter, bits 31:0; reading it latches bits 63:32 into CYCLE_HI",
+    };
+    /// Cycle counter, high word.
+    pub const CYCLE_HI: Register = Register {
+        name: "CYCLE_HI",
+        addr: BASE + 0x14,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Cycle counter bits 63:32 as latched by the last CYCLE_LO read",
+    };
+    /// `IRQ_TEST.VECTOR0`.
+    pub const IRQ_TEST_VECTOR0: Field = Field {
+        name: "VECTOR0",
+        lsb: 0,
+        width: 1,
+        doc: "Write 1 to raise interrupt vector 0 once",
+    };
+    /// Test interrupt.
+    pub const IRQ_TEST: Register = Register {
+        name: "IRQ_TEST",
+        addr: BASE + 0x18,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[IRQ_TEST_VECTOR0],
+        doc: "Raise a test interrupt (for driver bring-up); reads 0",
+    };
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "ctrl",
+        type_id: super::block_type::CTRL,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "Card control: scratch register, 64-bit cycle counter, test interrupt",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            SCRATCH,
+            CYCLE_LO,
+            CYCLE_HI,
+            IRQ_TEST,
+        ],
+    };
+}
+
+/// AXI4-Lite address width of the control space.
+pub const ADDR_BITS: u32 = 16;
+
+/// The register map.
+pub const MAP: Map = Map {
+    version: (MAP_VERSION_MAJOR << 16) | MAP_VERSION_MINOR,
+    addr_bits: ADDR_BITS,
+    blocks: &[id::BLOCK, ctrl::BLOCK],
+};

@@ -1,0 +1,13 @@
+//! weft's RTL, written in rust-hdl: one module per block.
+//!
+//! Every block here has a plain-Rust reference model of the same name in
+//! weft-model (its specification) and is checked against it in both
+//! simulators by weft-sim's three-witness tests. Register decode comes from
+//! weft-regs: no register address is written down in this crate.
+#![deny(missing_docs)]
+
+pub mod build_info;
+pub mod csr;
+pub mod emit;
+
+pub use build_info::this_build;

@@ -1,0 +1,380 @@
+//! The CSR block: an AXI4-Lite slave that decodes the register map.
+//!
+//! This is the block's specification. Behaviour, cycle by cycle:
+//! - A write is accepted when AWVALID and WVALID are both high and no write
+//!   response is pending (AWREADY = WREADY = AWVALID & WVALID & !BVALID).
+//!   The response appears on the next cycle and is held until BREADY:
+//!   DECERR where the map has no register, SLVERR for a read-only register
+//!   (nothing changes), OKAY otherwise.
+//! - A read is accepted whenever no read response is pending
+//!   (ARREADY = !RVALID); data and response appear on the next cycle and are
+//!   held until RREADY. Unmapped addresses answer DECERR with data 0;
+//!   write-only registers read 0.
+//! - Constant registers read their value from the map (and the build info);
+//!   `ctrl.SCRATCH` reads back what was written, byte strobes honoured;
+//!   `ctrl.CYCLE_LO` returns bits 31:0 of a free-running cycle counter that
+//!   starts at 0 on the first cycle and latches bits 63:32 for `ctrl.CYCLE_HI`;
+//!   writing 1 to `ctrl.IRQ_TEST.VECTOR0` raises `irq` for one cycle, on the
+//!   cycle after the write is accepted.
+//! - The low two address bits are ignored.
+
+use crate::axil::{self, AxilMaster, MasterSignals, Op, SlaveSignals, DECERR, OKAY, SLVERR};
+use crate::dut::{Driver, Dut};
+use weft_regs::{ctrl, Access, BuildInfo, Map, Value};
+
+crate::ports! {
+    /// Inputs of the CSR block.
+    pub struct CsrIn {
+        /// AXI4-Lite AWADDR.
+        pub s_axil_awaddr: u16 = 16,
+        /// AXI4-Lite AWVALID.
+        pub s_axil_awvalid: bool = 1,
+        /// AXI4-Lite WDATA.
+        pub s_axil_wdata: u32 = 32,
+        /// AXI4-Lite WSTRB.
+        pub s_axil_wstrb: u8 = 4,
+        /// AXI4-Lite WVALID.
+        pub s_axil_wvalid: bool = 1,
+        /// AXI4-Lite BREADY.
+        pub s_axil_bready: bool = 1,
+        /// AXI4-Lite ARADDR.
+        pub s_axil_araddr: u16 = 16,
+        /// AXI4-Lite ARVALID.
+        pub s_axil_arvalid: bool = 1,
+        /// AXI4-Lite RREADY.
+        pub s_axil_rready: bool = 1,
+    }
+}
+
+crate::ports! {
+    /// Outputs of the CSR block.
+    pub struct CsrOut {
+        /// AXI4-Lite AWREADY.
+        pub s_axil_awready: bool = 1,
+        /// AXI4-Lite WREADY.
+        pub s_axil_wready: bool = 1,
+        /// AXI4-Lite BRESP.
+        pub s_axil_bresp: u8 = 2,
+        /// AXI4-Lite BVALID.
+        pub s_axil_bvalid: bool = 1,
+        /// AXI4-Lite ARREADY.
+        pub s_axil_arready: bool = 1,
+        /// AXI4-Lite RDATA.
+        pub s_axil_rdata: u32 = 32,
+        /// AXI4-Lite RRESP.
+        pub s_axil_rresp: u8 = 2,
+        /// AXI4-Lite RVALID.
+        pub s_axil_rvalid: bool = 1,
+        /// Interrupt vector 0, a one-cycle pulse.
+        pub irq: bool = 1,
+    }
+}
+
+impl CsrIn {
+    /// Place an AXI4-Lite master's signals on the block's inputs.
+    pub fn from_master(m: &MasterSignals) -> Self {
+        Self {
+            s_axil_awaddr: m.awaddr as u16,
+            s_axil_awvalid: m.awvalid,
+            s_axil_wdata: m.wdata,
+            s_axil_wstrb: m.wstrb & 0xf,
+            s_axil_wvalid: m.wvalid,
+            s_axil_bready: m.bready,
+            s_axil_araddr: m.araddr as u16,
+            s_axil_arvalid: m.arvalid,
+            s_axil_rready: m.rready,
+        }
+    }
+}
+
+impl CsrOut {
+    /// The slave-side AXI4-Lite signals.
+    pub fn slave(&self) -> SlaveSignals {
+        SlaveSignals {
+            awready: self.s_axil_awready,
+            wready: self.s_axil_wready,
+            bresp: self.s_axil_bresp,
+            bvalid: self.s_axil_bvalid,
+            arready: self.s_axil_arready,
+            rdata: self.s_axil_rdata,
+            rresp: self.s_axil_rresp,
+            rvalid: self.s_axil_rvalid,
+        }
+    }
+}
+
+/// Expand 4 byte strobes to a 32-bit mask.
+pub fn strobe_mask(strb: u8) -> u32 {
+    (0..4)
+        .filter(|i| strb & (1 << i) != 0)
+        .fold(0, |m, i| m | (0xff << (8 * i)))
+}
+
+/// The reference model of the CSR block, cycle-accurate.
+#[derive(Clone, Debug)]
+pub struct CsrModel {
+    map: Map,
+    build: BuildInfo,
+    inputs: CsrIn,
+    b_valid: bool,
+    b_resp: u8,
+    r_valid: bool,
+    r_data: u32,
+    r_resp: u8,
+    scratch: u32,
+    cycles: u64,
+    hi_latch: u32,
+    irq: bool,
+}
+
+impl CsrModel {
+    /// A model of the CSR block for `map`, built with `build`.
+    pub fn new(map: Map, build: BuildInfo) -> Self {
+        Self {
+            map,
+            build,
+            inputs: CsrIn::default(),
+            b_valid: false,
+            b_resp: OKAY,
+            r_valid: false,
+            r_data: 0,
+            r_resp: OKAY,
+            scratch: reset_of(&ctrl::SCRATCH),
+            cycles: 0,
+            hi_latch: 0,
+            irq: false,
+        }
+    }
+
+    fn outputs(&self) -> CsrOut {
+        let i = &self.inputs;
+        let aw_fire = i.s_axil_awvalid && i.s_axil_wvalid && !self.b_valid;
+        CsrOut {
+            s_axil_awready: aw_fire,
+            s_axil_wready: aw_fire,
+            s_axil_bresp: self.b_resp,
+            s_axil_bvalid: self.b_valid,
+            s_axil_arready: !self.r_valid,
+            s_axil_rdata: self.r_data,
+            s_axil_rresp: self.r_resp,
+            s_axil_rvalid: self.r_valid,
+            irq: self.irq,
+        }
+    }
+
+    /// Read the register at `addr`: (data, response). Updates the CYCLE_HI latch.
+    fn read(&mut self, addr: u32) -> (u32, u8) {
+        let Some((block, reg)) = self.map.lookup(addr) else {
+            return (0, DECERR);
+        };
+        if let Some(v) = self.map.const_value(block, reg, &self.build) {
+            return (v, OKAY);
+        }
+        let data = if reg.addr == ctrl::SCRATCH.addr {
+            self.scratch
+        } else if reg.addr == ctrl::CYCLE_LO.addr {
+            self.hi_latch = (self.cycles >> 32) as u32;
+            self.cycles as u32
+        } else if reg.addr == ctrl::CYCLE_HI.addr {
+            self.hi_latch
+        } else {
+            // Write-only registers read 0.
+            0
+        };
+        (data, OKAY)
+    }
+
+    /// Write the register at `addr`; returns the response.
+    fn write(&mut self, addr: u32, data: u32, strb: u8) -> u8 {
+        let Some((_, reg)) = self.map.lookup(addr) else {
+            return DECERR;
+        };
+        if !reg.access.writable() {
+            return SLVERR;
+        }
+        if reg.addr == ctrl::SCRATCH.addr {
+            let m = strobe_mask(strb);
+            self.scratch = (self.scratch & !m) | (data & m);
+        } else if reg.addr == ctrl::IRQ_TEST.addr {
+            // The pulse needs the byte that holds VECTOR0.
+            let m = strobe_mask(strb);
+            self.irq = ctrl::IRQ_TEST_VECTOR0.get(data & m) != 0;
+        }
+        OKAY
+    }
+}
+
+fn reset_of(reg: &weft_regs::Register) -> u32 {
+    match reg.value {
+        Value::Live { reset } => reset,
+        _ => 0,
+    }
+}
+
+impl Dut for CsrModel {
+    type In = CsrIn;
+    type Out = CsrOut;
+
+    fn eval(&mut self, inputs: &CsrIn) -> CsrOut {
+        self.inputs = inputs.clone();
+        self.outputs()
+    }
+
+    fn tick(&mut self) {
+        let i = self.inputs.clone();
+        let o = self.outputs();
+        self.irq = false;
+        if self.b_valid && i.s_axil_bready {
+            self.b_valid = false;
+        }
+        if o.s_axil_awready {
+            self.b_resp = self.write(
+                i.s_axil_awaddr as u32,
+                i.s_axil_wdata,
+                i.s_axil_wstrb,
+            );
+            self.b_valid = true;
+        }
+        if self.r_valid && i.s_axil_rready {
+            self.r_valid = false;
+        }
+        if o.s_axil_arready && i.s_axil_arvalid {
+            let (d, r) = self.read(i.s_axil_araddr as u32);
+            self.r_data = d;
+            self.r_resp = r;
+            self.r_valid = true;
+        }
+        self.cycles = self.cycles.wrapping_add(1);
+    }
+
+    fn witness(&self) -> &str {
+        "model"
+    }
+}
+
+/// Drives the CSR block with an AXI4-Lite master program and counts
+/// interrupt pulses.
+pub struct CsrDriver {
+    /// The master.
+    pub master: AxilMaster,
+    /// Cycles on which `irq` was high.
+    pub irq_cycles: Vec<u64>,
+    cycle: u64,
+}
+
+impl CsrDriver {
+    /// Drive `ops` with `timing`, seeded.
+    pub fn new(ops: Vec<Op>, timing: axil::Timing, seed: u64, serial: bool) -> Self {
+        Self {
+            master: AxilMaster::new(ops, timing, seed, serial),
+            irq_cycles: vec![],
+            cycle: 0,
+        }
+    }
+}
+
+impl Driver<CsrIn, CsrOut> for CsrDriver {
+    fn drive(&mut self) -> CsrIn {
+        CsrIn::from_master(&self.master.drive())
+    }
+    fn observe(&mut self, inputs: &CsrIn, outputs: &CsrOut) {
+        let m = MasterSignals {
+            awaddr: inputs.s_axil_awaddr as u32,
+            awvalid: inputs.s_axil_awvalid,
+            wdata: inputs.s_axil_wdata,
+            wstrb: inputs.s_axil_wstrb,
+            wvalid: inputs.s_axil_wvalid,
+            bready: inputs.s_axil_bready,
+            araddr: inputs.s_axil_araddr as u32,
+            arvalid: inputs.s_axil_arvalid,
+            rready: inputs.s_axil_rready,
+        };
+        self.master.observe(&m, &outputs.slave());
+        if outputs.irq {
+            self.irq_cycles.push(self.cycle);
+        }
+        self.cycle += 1;
+    }
+    fn finished(&self) -> bool {
+        self.master.finished()
+    }
+}
+
+/// Check serialised transactions (each issued after the previous completed)
+/// against the register map's semantics, independently of cycle timing.
+///
+/// Returns the first transaction that breaks the rules.
+pub fn check_serial(
+    map: &Map,
+    build: &BuildInfo,
+    completions: &[Option<axil::Completion>],
+) -> Result<(), String> {
+    let mut scratch = reset_of(&ctrl::SCRATCH);
+    let mut last_cycle_count: Option<u64> = None;
+    let mut hi_latch = 0u32;
+    let mut last_done = 0u64;
+    for (n, c) in completions.iter().enumerate() {
+        let c = c.ok_or_else(|| format!("transaction {n} never completed"))?;
+        let fail = |what: String| Err(format!("transaction {n} ({:?}): {what}", c.op));
+        match c.op {
+            Op::Write { addr, data, strb } => {
+                let want = match map.lookup(addr) {
+                    None => DECERR,
+                    Some((_, r)) if r.access == Access::Ro => SLVERR,
+                    Some((_, r)) => {
+                        if r.addr == ctrl::SCRATCH.addr {
+                            let m = strobe_mask(strb);
+                            scratch = (scratch & !m) | (data & m);
+                        }
+                        OKAY
+                    }
+                };
+                if c.resp != want {
+                    return fail(format!("BRESP {} want {}", c.resp, want));
+                }
+            }
+            Op::Read { addr } => {
+                let Some((b, r)) = map.lookup(addr) else {
+                    if (c.resp, c.data) != (DECERR, 0) {
+                        return fail(format!("got ({}, {:#x}) want DECERR, 0", c.resp, c.data));
+                    }
+                    continue;
+                };
+                if c.resp != OKAY {
+                    return fail(format!("RRESP {} want OKAY", c.resp));
+                }
+                let want = if let Some(v) = map.const_value(b, r, build) {
+                    Some(v)
+                } else if r.addr == ctrl::SCRATCH.addr {
+                    Some(scratch)
+                } else if r.addr == ctrl::CYCLE_HI.addr {
+                    Some(hi_latch)
+                } else if r.addr == ctrl::CYCLE_LO.addr {
+                    None
+                } else {
+                    Some(0)
+                };
+                if let Some(w) = want {
+                    if c.data != w {
+                        return fail(format!("read {:#x} want {:#x}", c.data, w));
+                    }
+                }
+                if r.addr == ctrl::CYCLE_LO.addr {
+                    // The counter counts cycles: strictly increasing between
+                    // reads and never ahead of the cycle the data was seen.
+                    let v = c.data as u64;
+                    if v > c.cycle || last_cycle_count.is_some_and(|p| v <= p) {
+                        return fail(format!("cycle counter {v} not in ({last_cycle_count:?}, {}]", c.cycle));
+                    }
+                    last_cycle_count = Some(v);
+                    hi_latch = 0;
+                }
+            }
+        }
+        if c.cycle < last_done {
+            return fail("completed out of program order".into());
+        }
+        last_done = c.cycle;
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! Reference models, stimulus drivers and scoreboards for weft's RTL blocks.
+//!
+//! Every RTL block has three witnesses (ARCHITECTURE.md §4): the plain-Rust
+//! model here, which is the block's specification, and two simulations of its
+//! RTL (rust-hdl's simulator and Verilator, in weft-sim). All three implement
+//! [`Dut`] over the same port-level [`PortSet`] structs, so one seeded
+//! [`Driver`] can drive each of them cycle by cycle, and [`run`] folds every
+//! cycle's outputs into a hash that must agree between the simulators.
+//!
+//! This crate has no rust-hdl dependency, so it compiles in about a second.
+#![deny(missing_docs)]
+
+pub mod axil;
+pub mod csr;
+pub mod dut;
+pub mod ports;
+
+pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
+pub use ports::{Port, PortSet, PortValue};
