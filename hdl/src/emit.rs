@@ -4,7 +4,8 @@ use crate::csr::Csr;
 use rust_hdl::prelude::*;
 use weft_regs::{BuildInfo, MAP};
 
-/// One emitted block: its name and its Verilog, top module named `top`.
+/// One emitted block: its name and its Verilog, top module named
+/// `weft_<name>`.
 #[derive(Clone, Debug)]
 pub struct Emitted {
     /// Block name (the file is `<name>.v`).
@@ -13,10 +14,36 @@ pub struct Emitted {
     pub verilog: String,
 }
 
-/// Elaborate a block and generate its Verilog (top module `top`).
-pub fn verilog_of<B: Block>(mut uut: B) -> String {
-    uut.connect_all();
-    generate_verilog(&uut)
+/// Generate the Verilog of a connected block with its top module named
+/// `module` (rust-hdl always names it `top`, and its submodules `top$...`).
+pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
+    rename_top(&generate_verilog(uut), module)
+}
+
+/// Rename rust-hdl's `top` module and its `top$child` submodules, so that
+/// several blocks can live in one Verilog project.
+pub fn rename_top(verilog: &str, module: &str) -> String {
+    let mut out = String::with_capacity(verilog.len());
+    let bytes = verilog.as_bytes();
+    let mut i = 0;
+    while i < verilog.len() {
+        let at_ident_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b'$');
+        let rest = &verilog[i..];
+        if at_ident_start && (rest.starts_with("top$") || rest.starts_with("top(") || rest.starts_with("top ")) {
+            out.push_str(module);
+            i += 3;
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The Verilog module name of block `name`.
+pub fn module_name(name: &str) -> String {
+    format!("weft_{name}")
 }
 
 /// The CSR block for weft-regs' map and `build`, connected and ready to
@@ -31,6 +58,6 @@ pub fn csr(build: &BuildInfo) -> Csr {
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
     vec![Emitted {
         name: "csr",
-        verilog: verilog_of(Csr::new(&MAP, build)),
+        verilog: verilog_of(&csr(build), &module_name("csr")),
     }]
 }

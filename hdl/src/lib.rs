@@ -9,5 +9,6 @@
 pub mod build_info;
 pub mod csr;
 pub mod emit;
+pub mod lint;
 
 pub use build_info::this_build;

@@ -1,5 +1,47 @@
 //! weft's simulation: the engines that run the card's RTL and the simulated
 //! card itself.
+//!
+//! - [`hdl`]: the rust-hdl backend (steps a block directly).
+//! - [`verilator`]: our small Verilator builder and model loader, and
+//!   [`vl`]: a Verilated block as a [`weft_model::Dut`].
+//! - [`engine`]: picks an engine for a block by name (`rust-hdl`, `verilator`).
+//! - [`witness`]: runs one stimulus through the model and both simulators and
+//!   reports any disagreement.
+//! - [`device`]: `SimDevice`, the simulated card behind weft-driver's
+//!   `Device` trait.
 #![deny(missing_docs)]
 
+pub mod blocks;
+pub mod device;
+pub mod engine;
+pub mod hdl;
+pub mod probe;
 pub mod verilator;
+pub mod vl;
+pub mod witness;
+
+pub use device::SimDevice;
+pub use engine::{Engine, EngineOptions};
+
+/// What can go wrong building or running a simulation.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Verilator could not build or load a model.
+    #[error(transparent)]
+    Verilator(#[from] verilator::VerilatorError),
+    /// The RTL's ports and the model's port declaration disagree.
+    #[error("port mismatch: {0}")]
+    Ports(String),
+    /// A file could not be written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An unknown engine name.
+    #[error("unknown simulation engine {0:?} (known: rust-hdl, verilator)")]
+    UnknownEngine(String),
+}

@@ -16,6 +16,8 @@
 //!   starts at 0 on the first cycle and latches bits 63:32 for `ctrl.CYCLE_HI`;
 //!   writing 1 to `ctrl.IRQ_TEST.VECTOR0` raises `irq` for one cycle, on the
 //!   cycle after the write is accepted.
+//! - A read accepted on the same cycle as a write sees the register's value
+//!   from before that write.
 //! - The low two address bits are ignored.
 
 use crate::axil::{self, AxilMaster, MasterSignals, Op, SlaveSignals, DECERR, OKAY, SLVERR};
@@ -224,6 +226,17 @@ impl Dut for CsrModel {
         let i = self.inputs.clone();
         let o = self.outputs();
         self.irq = false;
+        // Registers update together on the edge: a read accepted on the
+        // same cycle as a write sees the value from before the write.
+        if self.r_valid && i.s_axil_rready {
+            self.r_valid = false;
+        }
+        if o.s_axil_arready && i.s_axil_arvalid {
+            let (d, r) = self.read(i.s_axil_araddr as u32);
+            self.r_data = d;
+            self.r_resp = r;
+            self.r_valid = true;
+        }
         if self.b_valid && i.s_axil_bready {
             self.b_valid = false;
         }
@@ -234,15 +247,6 @@ impl Dut for CsrModel {
                 i.s_axil_wstrb,
             );
             self.b_valid = true;
-        }
-        if self.r_valid && i.s_axil_rready {
-            self.r_valid = false;
-        }
-        if o.s_axil_arready && i.s_axil_arvalid {
-            let (d, r) = self.read(i.s_axil_araddr as u32);
-            self.r_data = d;
-            self.r_resp = r;
-            self.r_valid = true;
         }
         self.cycles = self.cycles.wrapping_add(1);
     }
@@ -377,4 +381,50 @@ pub fn check_serial(
         last_done = c.cycle;
     }
     Ok(())
+}
+
+/// A seeded random AXI4-Lite program over the CSR block's address space:
+/// scratch writes with random strobes and read-backs, reads of every
+/// register, writes to read-only registers, unmapped addresses, cycle
+/// counter reads and test interrupts.
+pub fn random_program(map: &Map, seed: u64, len: usize) -> Vec<Op> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let regs: Vec<u32> = map.registers().map(|(_, r)| r.addr).collect();
+    (0..len)
+        .map(|_| {
+            let any_addr = |rng: &mut rand_chacha::ChaCha8Rng| -> u32 {
+                match rng.gen_range(0..4) {
+                    0 => rng.gen_range(0..map.span()),
+                    _ => regs[rng.gen_range(0..regs.len())] | rng.gen_range(0..4),
+                }
+            };
+            match rng.gen_range(0..10) {
+                0..=2 => Op::Write {
+                    addr: ctrl::SCRATCH.addr,
+                    data: rng.gen(),
+                    strb: rng.gen_range(0..16),
+                },
+                3..=4 => Op::Read {
+                    addr: ctrl::SCRATCH.addr,
+                },
+                5 => Op::Read {
+                    addr: ctrl::CYCLE_LO.addr,
+                },
+                6 => Op::Write {
+                    addr: ctrl::IRQ_TEST.addr,
+                    data: rng.gen_range(0..2),
+                    strb: rng.gen_range(0..16),
+                },
+                7 => Op::Write {
+                    addr: any_addr(&mut rng),
+                    data: rng.gen(),
+                    strb: rng.gen_range(0..16),
+                },
+                _ => Op::Read {
+                    addr: any_addr(&mut rng),
+                },
+            }
+        })
+        .collect()
 }

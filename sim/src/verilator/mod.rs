@@ -1,1 +1,221 @@
-//! placeholder until the builder lands
+//! A small Verilator builder and model loader.
+//!
+//! [`build`] turns Verilog text plus its top module's port list
+//! ([`ModelSource`]) into a shared object: it verilates the design, generates
+//! a C ABI wrapper from the port list, compiles everything with the system
+//! C++ compiler and loads the result ([`Library`]). [`Model`] is one instance
+//! of the design, driven through packed `u32` word arrays (one FFI call per
+//! [`Model::eval`] and per [`Model::tick`]).
+//!
+//! Built libraries are cached on disk under
+//! `<cache>/verilator/<version>/<key>/libweftmodel.so`, keyed by a SHA-256 of
+//! the Verilog text, the generated wrapper, the Verilator version, the
+//! compiler and flags. The Verilator runtime objects (`verilated.o` and
+//! friends, several seconds of compile time) are compiled once per Verilator
+//! version and compiler into `<cache>/verilator/<version>/rt-<hash>/` and
+//! reused by every build.
+//!
+//! [`lint`] runs `verilator --lint-only -Wall` on a piece of Verilog.
+//!
+//! # Packing convention
+//!
+//! The `inputs` slice of [`Model::eval`] is the concatenation, in port-list
+//! order over the input ports excluding the clock port, of each port's value
+//! as `ceil(width / 32)` little-endian `u32` words (word 0 holds bits 31:0).
+//! `outputs` is laid out the same way over the output ports. Bits above a
+//! port's width in its top word are ignored on input and zero on output.
+//!
+//! # Environment
+//!
+//! * `WEFT_VERILATOR`: the `verilator` executable to use instead of the one
+//!   on `PATH`.
+//! * `CXX`: the C++ compiler (default `g++` on `PATH`).
+//! * `WEFT_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME`: where the cache lives (see
+//!   [`default_cache_dir`]).
+
+use std::path::PathBuf;
+
+mod builder;
+mod cache;
+mod cppgen;
+mod lint;
+mod model;
+mod toolchain;
+
+pub use builder::build;
+pub use cache::{default_cache_dir, default_cache_dir_from};
+pub use lint::{lint, LintReport};
+pub use model::{Library, Model};
+pub use toolchain::{toolchain, Toolchain};
+
+/// Direction of a port of the top module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dir {
+    /// An input of the design (driven by the caller).
+    In,
+    /// An output of the design (read by the caller).
+    Out,
+}
+
+/// One port of the top module.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PortSpec {
+    /// The port's Verilog name.
+    pub name: String,
+    /// Width in bits (at least 1).
+    pub width: usize,
+    /// Direction.
+    pub dir: Dir,
+}
+
+impl PortSpec {
+    /// An input port.
+    pub fn input(name: impl Into<String>, width: usize) -> Self {
+        PortSpec {
+            name: name.into(),
+            width,
+            dir: Dir::In,
+        }
+    }
+
+    /// An output port.
+    pub fn output(name: impl Into<String>, width: usize) -> Self {
+        PortSpec {
+            name: name.into(),
+            width,
+            dir: Dir::Out,
+        }
+    }
+
+    /// Number of `u32` words this port occupies in a packed array.
+    pub fn words(&self) -> usize {
+        self.width.div_ceil(32)
+    }
+}
+
+/// Verilog text of a design plus its top module's port list (in port order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSource {
+    /// The Verilog text of every module of the design.
+    pub verilog: String,
+    /// Name of the top module.
+    pub top: String,
+    /// Every port of the top module, in port order, the clock included.
+    pub ports: Vec<PortSpec>,
+    /// Name of the clock input (a 1-bit input listed in `ports`), toggled
+    /// by [`Model::tick`] and excluded from the packed inputs.
+    pub clock: Option<String>,
+}
+
+/// Options for [`build`].
+#[derive(Default, Clone)]
+pub struct BuildOptions<'a> {
+    /// Build with VCD tracing support (`--trace`), needed to pass a VCD
+    /// path to [`Model::new`].
+    pub trace: bool,
+    /// Cache directory; `None` uses [`default_cache_dir`].
+    pub cache_dir: Option<PathBuf>,
+    /// Called with the name of each stage as the build reaches it:
+    /// `"verilating"`, `"compiling Verilator runtime (once per version)"`,
+    /// `"compiling model"`, `"linking"`, or `"cached"` on a cache hit.
+    pub progress: Option<&'a dyn Fn(&str)>,
+}
+
+impl std::fmt::Debug for BuildOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildOptions")
+            .field("trace", &self.trace)
+            .field("cache_dir", &self.cache_dir)
+            .field("progress", &self.progress.map(|_| "<callback>"))
+            .finish()
+    }
+}
+
+/// Everything that can go wrong while finding Verilator, building, loading
+/// or linting a design.
+#[derive(Debug, thiserror::Error)]
+pub enum VerilatorError {
+    /// A tool (Verilator or the C++ compiler) was not found.
+    #[error("tool not found: {hint}")]
+    NotFound {
+        /// What was looked for and how to fix it.
+        hint: String,
+    },
+    /// The Verilator installation is unusable (unparsable or unsupported
+    /// version, missing runtime sources).
+    #[error("unsupported Verilator installation: {0}")]
+    Version(String),
+    /// The port list or top module name is invalid, or does not match the
+    /// verilated design.
+    #[error("port list: {0}")]
+    Ports(String),
+    /// Verilator rejected the design; `log` holds the useful part of its
+    /// output.
+    #[error("verilator failed:\n{log}")]
+    Verilate {
+        /// Verilator's output, trimmed.
+        log: String,
+    },
+    /// The C++ compiler or linker failed; `log` holds the useful part of
+    /// its output.
+    #[error("compiling the verilated model failed:\n{log}")]
+    Compile {
+        /// The failing command and its output, trimmed.
+        log: String,
+    },
+    /// The shared object could not be loaded, does not match the expected
+    /// ABI or port list, or the model could not be instantiated.
+    #[error("loading the verilated model failed: {0}")]
+    Load(String),
+    /// Tracing was requested from a library built without it, or the VCD
+    /// file could not be opened by the model.
+    #[error("tracing: {0}")]
+    Trace(String),
+    /// A file system or process operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl VerilatorError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let context = context.into();
+        move |source| VerilatorError::Io { context, source }
+    }
+}
+
+/// Keep the useful part of a long tool log: every error line near the top
+/// (up to a limit) plus the tail.
+pub(crate) fn trim_log(log: &str) -> String {
+    const HEAD_ERRORS: usize = 40;
+    const TAIL: usize = 80;
+    let lines: Vec<&str> = log.lines().collect();
+    if lines.len() <= HEAD_ERRORS + TAIL {
+        return log.trim_end().to_string();
+    }
+    let tail_start = lines.len() - TAIL;
+    let mut out = String::new();
+    let mut errors = 0;
+    for (i, line) in lines[..tail_start].iter().enumerate() {
+        let l = line.to_ascii_lowercase();
+        if i == 0 || l.contains("%error") || l.contains("error:") {
+            out.push_str(line);
+            out.push('\n');
+            errors += 1;
+            if errors >= HEAD_ERRORS {
+                break;
+            }
+        }
+    }
+    out.push_str(&format!("... ({} lines omitted) ...\n", tail_start));
+    for line in &lines[tail_start..] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}

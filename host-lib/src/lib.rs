@@ -1,0 +1,26 @@
+//! weft's host library: open a card (simulated or real), talk to it, and the
+//! building blocks of the `weft` command line.
+//!
+//! ```no_run
+//! let nic = weft::Nic::open("sim")?;          // or "sim:verilator", "vfio:0000:3b:00.0"
+//! let info = nic.identify()?;
+//! println!("weft card, map {}", info.map_version_string());
+//! # Ok::<(), weft::Error>(())
+//! ```
+//!
+//! The simulated card needs the `sim` feature (on by default); a build for
+//! hardware only uses `default-features = false` and never compiles rust-hdl.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod nic;
+pub mod spec;
+pub mod status;
+#[cfg(feature = "sim")]
+pub mod verify;
+
+pub use error::{Error, Result};
+pub use nic::{Nic, OpenOptions};
+pub use spec::DeviceSpec;
+pub use weft_driver as driver;
+pub use weft_regs as regs;

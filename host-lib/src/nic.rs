@@ -1,0 +1,82 @@
+//! Opening a card.
+
+use crate::spec::{DeviceSpec, SimEngine};
+use crate::{Error, Result};
+use weft_driver::{identify, CardInfo, Device};
+
+/// Options for opening a card.
+#[derive(Default)]
+pub struct OpenOptions<'a> {
+    /// Progress of long steps (Verilator builds), as stage names.
+    pub progress: Option<&'a dyn Fn(&str)>,
+    /// Record a VCD waveform of a simulated card here.
+    pub waves: Option<std::path::PathBuf>,
+}
+
+/// An open weft card.
+pub struct Nic {
+    spec: DeviceSpec,
+    dev: Box<dyn Device>,
+}
+
+impl Nic {
+    /// Open the card named by `spec` (see [`DeviceSpec`]).
+    pub fn open(spec: &str) -> Result<Self> {
+        Self::open_with(spec.parse()?, &OpenOptions::default())
+    }
+
+    /// Open a card with options.
+    pub fn open_with(spec: DeviceSpec, opts: &OpenOptions) -> Result<Self> {
+        let dev: Box<dyn Device> = match &spec {
+            DeviceSpec::Sim(engine) => open_sim(*engine, opts)?,
+            DeviceSpec::Vfio(bdf) => {
+                return Err(Error::Unsupported(format!(
+                    "vfio:{bdf}: this build has no VFIO driver yet; only the simulated card (sim, sim:verilator) can be opened"
+                )))
+            }
+        };
+        Ok(Self { spec, dev })
+    }
+
+    /// Wrap an already open device (for example a test double).
+    pub fn from_device(spec: DeviceSpec, dev: Box<dyn Device>) -> Self {
+        Self { spec, dev }
+    }
+
+    /// What was opened.
+    pub fn spec(&self) -> &DeviceSpec {
+        &self.spec
+    }
+
+    /// The device.
+    pub fn device(&self) -> &dyn Device {
+        self.dev.as_ref()
+    }
+
+    /// Read the ID block and walk the register chain.
+    pub fn identify(&self) -> Result<CardInfo> {
+        Ok(identify(self.dev.as_ref())?)
+    }
+}
+
+#[cfg(feature = "sim")]
+fn open_sim(engine: SimEngine, opts: &OpenOptions) -> Result<Box<dyn Device>> {
+    use weft_sim::{Engine, EngineOptions, SimDevice};
+    let engine = match engine {
+        SimEngine::RustHdl => Engine::RustHdl,
+        SimEngine::Verilator => Engine::Verilator,
+    };
+    let eo = EngineOptions {
+        waves: opts.waves.clone(),
+        progress: opts.progress,
+        cache_dir: None,
+    };
+    Ok(Box::new(SimDevice::open(engine, &eo)?))
+}
+
+#[cfg(not(feature = "sim"))]
+fn open_sim(_engine: SimEngine, _opts: &OpenOptions) -> Result<Box<dyn Device>> {
+    Err(Error::Unsupported(
+        "this build of weft has no simulated card (built without the `sim` feature)".into(),
+    ))
+}

@@ -1,0 +1,95 @@
+//! Device specs: which card to open.
+
+use crate::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which simulator runs a simulated card.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SimEngine {
+    /// rust-hdl's simulator (needs nothing installed).
+    RustHdl,
+    /// Verilator (needs `verilator` and a C++ compiler).
+    Verilator,
+}
+
+/// A card to open: `sim` (rust-hdl), `sim:verilator`, `sim:rust-hdl`, or
+/// `vfio:DDDD:BB:DD.F` (a PCI address bound to vfio-pci).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceSpec {
+    /// The simulated card.
+    Sim(SimEngine),
+    /// A real card through VFIO.
+    Vfio(String),
+}
+
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec::Sim(SimEngine::RustHdl)
+    }
+}
+
+/// Check a PCI address of the form `DDDD:BB:DD.F` (hex digits).
+fn valid_bdf(s: &str) -> bool {
+    let b = s.as_bytes();
+    let hex = |r: std::ops::Range<usize>| b[r].iter().all(|c| c.is_ascii_hexdigit());
+    b.len() == 12
+        && hex(0..4)
+        && b[4] == b':'
+        && hex(5..7)
+        && b[7] == b':'
+        && hex(8..10)
+        && b[10] == b'.'
+        && (b'0'..=b'7').contains(&b[11])
+}
+
+impl FromStr for DeviceSpec {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |why: &str| Error::BadSpec {
+            spec: s.to_string(),
+            why: why.to_string(),
+        };
+        match s.split_once(':') {
+            None if s == "sim" => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
+            Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimEngine::Verilator)),
+            Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
+            Some(("sim", _)) => Err(bad("unknown simulation engine")),
+            Some(("vfio", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Vfio(bdf.to_lowercase())),
+            Some(("vfio", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
+            _ => Err(bad("unknown device kind")),
+        }
+    }
+}
+
+impl fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceSpec::Sim(SimEngine::RustHdl) => write!(f, "sim"),
+            DeviceSpec::Sim(SimEngine::Verilator) => write!(f, "sim:verilator"),
+            DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_refuses() {
+        assert_eq!("sim".parse::<DeviceSpec>().unwrap(), DeviceSpec::default());
+        assert_eq!(
+            "sim:verilator".parse::<DeviceSpec>().unwrap().to_string(),
+            "sim:verilator"
+        );
+        assert_eq!(
+            "vfio:0000:3B:00.0".parse::<DeviceSpec>().unwrap(),
+            DeviceSpec::Vfio("0000:3b:00.0".into())
+        );
+        for bad in ["", "sim:", "sim:icarus", "vfio:3b:00.0", "vfio:0000:3b:00.8", "pci:0"] {
+            let e = bad.parse::<DeviceSpec>().unwrap_err().to_string();
+            assert!(e.contains("expected sim"), "{bad}: {e}");
+        }
+    }
+}

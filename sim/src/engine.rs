@@ -1,0 +1,156 @@
+//! Choosing a simulation engine for a block.
+
+use crate::hdl::{HdlDut, HdlPorts};
+use crate::verilator::{self, BuildOptions, Library};
+use crate::{vl, SimError};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use weft_model::Dut;
+
+/// Which simulator runs the RTL.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// rust-hdl's simulator, stepped directly.
+    RustHdl,
+    /// The Verilated model of the emitted Verilog.
+    Verilator,
+}
+
+impl Engine {
+    /// The engine's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::RustHdl => "rust-hdl",
+            Engine::Verilator => "verilator",
+        }
+    }
+}
+
+impl FromStr for Engine {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, SimError> {
+        match s {
+            "rust-hdl" | "rusthdl" | "hdl" => Ok(Engine::RustHdl),
+            "verilator" => Ok(Engine::Verilator),
+            _ => Err(SimError::UnknownEngine(s.to_string())),
+        }
+    }
+}
+
+/// Options for building a simulation.
+#[derive(Default)]
+pub struct EngineOptions<'a> {
+    /// Write a VCD waveform here.
+    pub waves: Option<PathBuf>,
+    /// Verilator build progress (stage names), e.g. for a progress bar.
+    pub progress: Option<&'a dyn Fn(&str)>,
+    /// Verilator cache directory (default: see [`verilator::build`]).
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A boxed DUT.
+pub type BoxDut<I, O> = Box<dyn Dut<In = I, Out = O> + Send>;
+
+/// A block ready to instantiate on an engine: for Verilator the model is
+/// built (or fetched from the cache) once, then instantiated cheaply.
+pub struct Prepared<B: HdlPorts> {
+    engine: Engine,
+    make: Box<dyn Fn() -> B + Send + Sync>,
+    lib: Option<Arc<Library>>,
+}
+
+impl<B> Prepared<B>
+where
+    B: HdlPorts + Send + 'static,
+{
+    /// Prepare `make` (which returns a connected block) on `engine`.
+    /// `module` names the Verilog module; `trace` builds Verilator with
+    /// waveform support.
+    pub fn new(
+        engine: Engine,
+        module: &str,
+        make: impl Fn() -> B + Send + Sync + 'static,
+        trace: bool,
+        opts: &EngineOptions,
+    ) -> Result<Self, SimError> {
+        let lib = match engine {
+            Engine::RustHdl => None,
+            Engine::Verilator => {
+                let bo = BuildOptions {
+                    trace: trace || opts.waves.is_some(),
+                    cache_dir: opts.cache_dir.clone(),
+                    progress: opts.progress,
+                };
+                Some(vl::build::<B::In, B::Out, B>(&make(), module, &bo)?)
+            }
+        };
+        Ok(Self {
+            engine,
+            make: Box::new(make),
+            lib,
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Whether the Verilated model came from the cache.
+    pub fn cache_hit(&self) -> Option<bool> {
+        self.lib.as_ref().map(|l| l.cache_hit())
+    }
+
+    /// A fresh instance (power-on state), with a waveform when `waves` is given.
+    pub fn instantiate(&self, waves: Option<&Path>) -> Result<BoxDut<B::In, B::Out>, SimError> {
+        match &self.lib {
+            None => {
+                let d = HdlDut::new((self.make)());
+                Ok(Box::new(match waves {
+                    Some(p) => d.with_waves(p).map_err(|e| SimError::Io {
+                        context: format!("writing waveform {}", p.display()),
+                        source: e,
+                    })?,
+                    None => d,
+                }))
+            }
+            Some(lib) => Ok(Box::new(vl::VerilatorDut::<B::In, B::Out>::new(
+                lib, waves,
+            )?)),
+        }
+    }
+}
+
+/// Whether the environment demands Verilator (`WEFT_REQUIRE_VERILATOR=1`):
+/// then a missing Verilator is a failure, not a skip.
+pub fn verilator_required() -> bool {
+    std::env::var("WEFT_REQUIRE_VERILATOR").is_ok_and(|v| v == "1")
+}
+
+/// Whether Verilator can be used; panics when it is missing but required.
+pub fn verilator_usable() -> bool {
+    match verilator::toolchain() {
+        Ok(_) => true,
+        Err(e) if verilator_required() => {
+            panic!("WEFT_REQUIRE_VERILATOR=1 but Verilator is unusable: {e}")
+        }
+        Err(e) => {
+            eprintln!("note: skipping the Verilator witness: {e}");
+            false
+        }
+    }
+}
+
+/// Where a waveform named `name` goes when `WEFT_WAVES=1`: under
+/// `$WEFT_WAVES_DIR` (default `waves/` in the working directory).
+pub fn waves_path(name: &str) -> Option<PathBuf> {
+    if std::env::var("WEFT_WAVES").ok().as_deref() != Some("1") {
+        return None;
+    }
+    let dir = std::env::var_os("WEFT_WAVES_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("waves"));
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(format!("{name}.vcd")))
+}

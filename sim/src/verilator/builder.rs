@@ -1,0 +1,516 @@
+//! The build pipeline: key, cache lookup, verilate, compile, link, load.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::cache::{default_cache_dir, FileLock, KeyHasher};
+use super::cppgen::{self, Layout};
+use super::model::Library;
+use super::toolchain::{cached_toolchain, Toolchain};
+use super::{trim_log, BuildOptions, ModelSource, VerilatorError};
+
+/// Parallel compiler jobs.
+const JOBS: usize = 2;
+/// File name of a built model inside its cache directory.
+const SO_NAME: &str = "libweftmodel.so";
+/// Bump when the build recipe changes in a way the key does not see.
+const RECIPE: &str = "weft-verilator-model-v1";
+/// Total size of fast-path C++ above which it is split into two
+/// translation units compiled in parallel.
+const SPLIT_FAST_BYTES: u64 = 1 << 20;
+
+/// Runtime sources compiled once per Verilator version into the cache.
+const RT_BASE: [&str; 2] = ["verilated", "verilated_threads"];
+const RT_TRACE: &str = "verilated_vcd_c";
+
+/// Build (or fetch from the cache) the shared object of a design and load it.
+///
+/// The cache key is a SHA-256 of the Verilog text, the generated wrapper,
+/// the Verilator version, the compiler and all flags; see the [module
+/// documentation](super). Concurrent builders of the same design (threads
+/// or processes) are serialised by a file lock and all but the first get a
+/// cache hit. Tool output is captured and returned only on failure.
+///
+/// Errors: [`VerilatorError::Ports`] for an invalid port list or one that
+/// does not match the design, [`VerilatorError::Verilate`] when Verilator
+/// rejects the Verilog, [`VerilatorError::Compile`] when the C++ build
+/// fails, [`VerilatorError::NotFound`] without Verilator or a C++ compiler.
+pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, VerilatorError> {
+    let layout = cppgen::layout(src)?;
+    let tc = cached_toolchain()?;
+    let cxx = tc.cxx.as_deref().ok_or_else(|| VerilatorError::NotFound {
+        hint: "no C++ compiler: install g++ (Debian: `apt-get install g++`) or set CXX".into(),
+    })?;
+    let progress = |stage: &str| {
+        if let Some(p) = opts.progress {
+            p(stage)
+        }
+    };
+
+    let mk = MkFlags::read(&tc.root);
+    let wrapper = cppgen::wrapper(&layout, opts.trace);
+    let vflags = verilate_flags(&layout.top, opts.trace);
+    let cflags = cxx_flags(tc, &mk, opts.trace);
+    let mut key = KeyHasher::new(RECIPE);
+    key.field(src.verilog.as_bytes())
+        .field(wrapper.as_bytes())
+        .field(tc.version.as_bytes())
+        .field(vflags.join("\0").as_bytes())
+        .field(cflags.join("\0").as_bytes())
+        .field(FAST_OPT.as_bytes())
+        .field(mk.ldlibs.join("\0").as_bytes())
+        .field(tc.cxx_version.as_bytes())
+        .field(&[u8::from(opts.trace)]);
+    let key = key.hex();
+
+    let cache = opts.cache_dir.clone().unwrap_or_else(default_cache_dir);
+    let vdir = cache.join("verilator").join(path_safe(&tc.version));
+    let keydir = vdir.join(&key[..20]);
+    let so = keydir.join(SO_NAME);
+
+    // Fast path: already built.
+    if so.is_file() {
+        if let Ok(lib) = Library::load(&so, &layout, opts.trace, true) {
+            progress("cached");
+            return Ok(Arc::new(lib));
+        }
+    }
+
+    fs::create_dir_all(&keydir).map_err(VerilatorError::io(format!(
+        "creating cache directory {}",
+        keydir.display()
+    )))?;
+    let _lock = FileLock::acquire(&keydir.join("build.lock"))?;
+    if so.is_file() {
+        // Built by a concurrent builder while we waited for the lock.
+        match Library::load(&so, &layout, opts.trace, true) {
+            Ok(lib) => {
+                progress("cached");
+                return Ok(Arc::new(lib));
+            }
+            Err(_) => {
+                // Unusable (e.g. truncated by a crash): rebuild it.
+                let _ = fs::remove_file(&so);
+            }
+        }
+    }
+
+    let work = keydir.join("work");
+    if work.exists() {
+        fs::remove_dir_all(&work).map_err(VerilatorError::io(format!(
+            "removing stale build directory {}",
+            work.display()
+        )))?;
+    }
+    fs::create_dir_all(&work).map_err(VerilatorError::io(format!(
+        "creating build directory {}",
+        work.display()
+    )))?;
+
+    let built = build_in(
+        tc, cxx, &mk, &layout, src, &wrapper, &vflags, &cflags, &vdir, &work, opts, &progress,
+    )?;
+    fs::rename(&built, &so).map_err(VerilatorError::io(format!(
+        "moving {} into the cache",
+        built.display()
+    )))?;
+    let _ = fs::remove_dir_all(&work);
+    Ok(Arc::new(Library::load(&so, &layout, opts.trace, false)?))
+}
+
+/// Verilate, compile and link in `work`; returns the path of the linked
+/// shared object (inside `work`).
+#[allow(clippy::too_many_arguments)]
+fn build_in(
+    tc: &Toolchain,
+    cxx: &Path,
+    mk: &MkFlags,
+    layout: &Layout,
+    src: &ModelSource,
+    wrapper: &str,
+    vflags: &[String],
+    cflags: &[String],
+    vdir: &Path,
+    work: &Path,
+    opts: &BuildOptions,
+    progress: &dyn Fn(&str),
+) -> Result<PathBuf, VerilatorError> {
+    // 1. Verilate.
+    progress("verilating");
+    let vfile = format!("{}.v", layout.top);
+    write(&work.join(&vfile), &src.verilog)?;
+    let mut cmd = Command::new(&tc.bin);
+    cmd.args(vflags).arg(&vfile).current_dir(work);
+    let (out, log) = run(&mut cmd, "verilator")?;
+    if !out.status.success() {
+        return Err(VerilatorError::Verilate {
+            log: trim_log(&log),
+        });
+    }
+    let obj = work.join("obj");
+    let header = read(&obj.join("Vtop.h"))?;
+    let ports_h = cppgen::ports_header(layout, &cppgen::header_ports(&header))?;
+    write(&obj.join("weft_ports.h"), &ports_h)?;
+    write(&obj.join("weft_wrapper.cpp"), wrapper)?;
+    let classes = cppgen::classes_mk(&read(&obj.join("Vtop_classes.mk"))?);
+    if classes.fast.is_empty() {
+        return Err(VerilatorError::Verilate {
+            log: format!(
+                "unexpected Verilator output: no fast-path classes in {}\n{}",
+                obj.join("Vtop_classes.mk").display(),
+                trim_log(&log)
+            ),
+        });
+    }
+
+    // 2. Translation units: the fast-path classes with the wrapper (so that
+    // eval can be inlined into weft_eval), split in two when large, and the
+    // slow-path (initialisation) classes.
+    let size = |c: &String| {
+        fs::metadata(obj.join(format!("{c}.cpp")))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
+    let mut fast: Vec<(u64, String)> = classes.fast.iter().map(|c| (size(c), c.clone())).collect();
+    let total: u64 = fast.iter().map(|f| f.0).sum();
+    fast.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let nbuckets = if total > SPLIT_FAST_BYTES && fast.len() > 1 {
+        2
+    } else {
+        1
+    };
+    let mut buckets: Vec<(u64, Vec<String>)> = vec![(0, Vec::new()); nbuckets];
+    // The model class (Vtop.cpp, holding eval_step) goes with the wrapper.
+    if let Some(pos) = fast.iter().position(|f| f.1 == "Vtop") {
+        let f = fast.remove(pos);
+        buckets[0].0 += f.0;
+        buckets[0].1.push(f.1);
+    }
+    for (sz, name) in fast {
+        if let Some(b) = buckets.iter_mut().min_by_key(|b| b.0) {
+            b.0 += sz;
+            b.1.push(name);
+        }
+    }
+
+    let mut jobs: Vec<Job> = Vec::new();
+    for (i, (_, names)) in buckets.iter().enumerate() {
+        let mut unit = String::from("// Generated by weft-sim: fast-path unity build\n#define VL_INCLUDE_OPT include\n");
+        for n in names {
+            unit.push_str(&format!("#include \"{n}.cpp\"\n"));
+        }
+        if i == 0 {
+            unit.push_str("#include \"weft_wrapper.cpp\"\n");
+        }
+        let file = format!("weft_fast_{i}.cpp");
+        write(&obj.join(&file), &unit)?;
+        jobs.push(Job::compile(cxx, cflags, FAST_OPT, &obj, file.as_ref(), obj.join(format!("weft_fast_{i}.o"))));
+    }
+    if !classes.slow.is_empty() {
+        let mut unit = String::from("// Generated by weft-sim: slow-path unity build\n#define VL_INCLUDE_OPT include\n");
+        for n in &classes.slow {
+            unit.push_str(&format!("#include \"{n}.cpp\"\n"));
+        }
+        write(&obj.join("weft_slow.cpp"), &unit)?;
+        jobs.push(Job::compile(cxx, cflags, SLOW_OPT, &obj, "weft_slow.cpp".as_ref(), obj.join("weft_slow.o")));
+    }
+    let model_objs: Vec<PathBuf> = jobs.iter().map(|j| j.output.clone()).collect();
+
+    // 3. The Verilator runtime, once per version/compiler/flags.
+    let rt_dir = vdir.join(format!("rt-{}", rt_key(tc, cflags)));
+    let mut rt_names: Vec<&str> = RT_BASE.to_vec();
+    if opts.trace {
+        rt_names.push(RT_TRACE);
+    }
+    let rt_objs: Vec<PathBuf> = rt_names
+        .iter()
+        .map(|n| rt_dir.join(format!("{n}.o")))
+        .collect();
+    let mut _rt_lock = None;
+    if rt_objs.iter().any(|o| !o.is_file()) {
+        fs::create_dir_all(&rt_dir).map_err(VerilatorError::io(format!(
+            "creating runtime cache {}",
+            rt_dir.display()
+        )))?;
+        _rt_lock = Some(FileLock::acquire(&rt_dir.join("rt.lock"))?);
+        let include = tc.root.join("include");
+        let mut rt_jobs = Vec::new();
+        for (name, o) in rt_names.iter().zip(&rt_objs) {
+            if o.is_file() {
+                continue;
+            }
+            let tmp = rt_dir.join(format!("{name}.o.tmp{}", std::process::id()));
+            let mut job = Job::compile(
+                cxx,
+                cflags,
+                RT_OPT,
+                &rt_dir,
+                &include.join(format!("{name}.cpp")),
+                tmp,
+            );
+            job.rename_to = Some(o.clone());
+            rt_jobs.push(job);
+        }
+        if !rt_jobs.is_empty() {
+            progress("compiling Verilator runtime (once per version)");
+            // Largest first: verilated.cpp, then the model, then the rest.
+            let mut ordered = Vec::new();
+            let mut rest = Vec::new();
+            for j in rt_jobs {
+                if j.rename_to.as_ref().is_some_and(|o| o.ends_with("verilated.o")) {
+                    ordered.push(j);
+                } else {
+                    rest.push(j);
+                }
+            }
+            ordered.append(&mut jobs);
+            ordered.append(&mut rest);
+            jobs = ordered;
+        }
+    }
+
+    // 4. Compile.
+    progress("compiling model");
+    run_jobs(jobs)?;
+    drop(_rt_lock);
+
+    // 5. Link.
+    progress("linking");
+    let so = work.join(SO_NAME);
+    let mut link = Command::new(cxx);
+    link.args(["-shared", "-fPIC", "-pthread", "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o"])
+        .arg(&so)
+        .args(&model_objs)
+        .args(&rt_objs)
+        .args(&mk.ldlibs)
+        .current_dir(&obj);
+    let (out, log) = run(&mut link, "linking")?;
+    if !out.status.success() {
+        return Err(VerilatorError::Compile {
+            log: trim_log(&log),
+        });
+    }
+    Ok(so)
+}
+
+/// Optimisation of the model's fast path (evaluation) and wrapper.
+const FAST_OPT: &str = "-O3";
+/// Optimisation of the slow path (construction, initial blocks, trace
+/// declarations), run once: Verilator's default (none) compiles fastest.
+const SLOW_OPT: &str = "-O0";
+/// Optimisation of the Verilator runtime (Verilator's default `-Os`).
+const RT_OPT: &str = "-Os";
+
+fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
+    let mut f: Vec<String> = [
+        "--cc",
+        "-O3",
+        "--x-assign",
+        "fast",
+        "--x-initial",
+        "fast",
+        "--prefix",
+        "Vtop",
+        "--top-module",
+        top,
+        "-Wno-fatal",
+        "--Mdir",
+        "obj",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if trace {
+        f.push("--trace".into());
+    }
+    f
+}
+
+/// Flags for every C++ compile (model and runtime), after Verilator's
+/// `verilated.mk`.
+fn cxx_flags(tc: &Toolchain, mk: &MkFlags, trace: bool) -> Vec<String> {
+    let inc = tc.root.join("include");
+    let t = u8::from(trace);
+    let mut f = vec![
+        format!("-I{}", inc.display()),
+        format!("-I{}", inc.join("vltstd").display()),
+        "-DVM_COVERAGE=0".into(),
+        "-DVM_SC=0".into(),
+        format!("-DVM_TRACE={t}"),
+        "-DVM_TRACE_FST=0".into(),
+        format!("-DVM_TRACE_VCD={t}"),
+        // Time comes from each model's own VerilatedContext, never from a
+        // global sc_time_stamp().
+        "-DVL_TIME_CONTEXT".into(),
+        "-fPIC".into(),
+        // Export only the wrapper's C ABI; every model library carries its
+        // own copy of the runtime.
+        "-fvisibility=hidden".into(),
+    ];
+    f.extend(mk.cxxflags.iter().cloned());
+    f
+}
+
+/// Key of the runtime objects: they depend on the Verilator install, the
+/// compiler and the flags, but not on the trace switch (`VM_TRACE` only
+/// sets a compatibility macro in the runtime), so one set serves both.
+fn rt_key(tc: &Toolchain, cflags: &[String]) -> String {
+    let flags: Vec<&str> = cflags
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !f.starts_with("-DVM_TRACE"))
+        .collect();
+    let mut k = KeyHasher::new("weft-verilator-rt-v1");
+    k.field(tc.version.as_bytes())
+        .field(tc.root.to_string_lossy().as_bytes())
+        .field(tc.cxx_version.as_bytes())
+        .field(flags.join("\0").as_bytes())
+        .field(RT_OPT.as_bytes());
+    let hex = k.hex();
+    hex[..12].to_string()
+}
+
+/// Compiler settings read from `$VERILATOR_ROOT/include/verilated.mk`.
+struct MkFlags {
+    cxxflags: Vec<String>,
+    ldlibs: Vec<String>,
+}
+
+impl MkFlags {
+    fn read(root: &Path) -> MkFlags {
+        let text = fs::read_to_string(root.join("include").join("verilated.mk")).unwrap_or_default();
+        let var = |name: &str| -> Option<Vec<String>> {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == name).then(|| v.split_whitespace().map(String::from).collect())
+            })
+        };
+        let mut cxxflags = var("CFG_CXXFLAGS_NO_UNUSED").unwrap_or_else(|| {
+            ["-faligned-new", "-Wno-sign-compare", "-Wno-unused-parameter", "-Wno-unused-variable"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        });
+        cxxflags.extend(var("CFG_CXXFLAGS_STD").unwrap_or_default());
+        let ldlibs = var("CFG_LDLIBS_THREADS")
+            .unwrap_or_else(|| vec!["-pthread".into(), "-lpthread".into(), "-latomic".into()]);
+        MkFlags { cxxflags, ldlibs }
+    }
+}
+
+/// One compiler invocation.
+struct Job {
+    cmd: Command,
+    label: String,
+    output: PathBuf,
+    /// Rename the output here once it compiled (atomic publication).
+    rename_to: Option<PathBuf>,
+}
+
+impl Job {
+    fn compile(cxx: &Path, cflags: &[String], opt: &str, dir: &Path, src: &Path, output: PathBuf) -> Job {
+        let mut cmd = Command::new(cxx);
+        cmd.args(cflags).arg(opt).arg("-c").arg("-o").arg(&output).arg(src).current_dir(dir);
+        Job {
+            label: format!("compiling {}", src.display()),
+            cmd,
+            output,
+            rename_to: None,
+        }
+    }
+}
+
+/// Run the jobs, `JOBS` at a time, in order; fail with every failed job's
+/// log.
+fn run_jobs(jobs: Vec<Job>) -> Result<(), VerilatorError> {
+    let jobs: Vec<Mutex<Job>> = jobs.into_iter().map(Mutex::new).collect();
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let io_error: Mutex<Option<VerilatorError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..JOBS.min(jobs.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(job) = jobs.get(i) else { break };
+                let mut job = match job.lock() {
+                    Ok(j) => j,
+                    Err(p) => p.into_inner(),
+                };
+                let label = job.label.clone();
+                match run(&mut job.cmd, &label) {
+                    Ok((out, _)) if out.status.success() => {
+                        if let Some(to) = &job.rename_to {
+                            if let Err(e) = fs::rename(&job.output, to) {
+                                let mut slot = io_error.lock().unwrap_or_else(|p| p.into_inner());
+                                *slot = Some(VerilatorError::Io {
+                                    context: format!("publishing {}", to.display()),
+                                    source: e,
+                                });
+                            }
+                        }
+                    }
+                    Ok((_, log)) => {
+                        let _ = fs::remove_file(&job.output);
+                        failures
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(trim_log(&log));
+                    }
+                    Err(e) => {
+                        let mut slot = io_error.lock().unwrap_or_else(|p| p.into_inner());
+                        *slot = Some(e);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = io_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !failures.is_empty() {
+        return Err(VerilatorError::Compile {
+            log: failures.join("\n\n"),
+        });
+    }
+    Ok(())
+}
+
+/// Run a command to completion, capturing its output; the log starts with
+/// the command line.
+fn run(cmd: &mut Command, what: &str) -> Result<(Output, String), VerilatorError> {
+    let line = format!("$ {cmd:?}");
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(VerilatorError::io(format!("running {what}: {line}")))?;
+    let mut log = line;
+    log.push('\n');
+    log.push_str(&String::from_utf8_lossy(&out.stderr));
+    log.push_str(&String::from_utf8_lossy(&out.stdout));
+    Ok((out, log))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), VerilatorError> {
+    fs::write(path, text).map_err(VerilatorError::io(format!("writing {}", path.display())))
+}
+
+fn read(path: &Path) -> Result<String, VerilatorError> {
+    fs::read_to_string(path).map_err(VerilatorError::io(format!("reading {}", path.display())))
+}
+
+/// A version string as one path component.
+fn path_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,298 @@
+//! Loading a built model and running instances of it.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::cppgen::{Layout, ABI_VERSION};
+use super::{PortSpec, VerilatorError};
+
+type AbiFn = unsafe extern "C" fn() -> u32;
+type SignatureFn = unsafe extern "C" fn() -> *const c_char;
+type NewFn = unsafe extern "C" fn(*const c_char, *mut i32) -> *mut c_void;
+type FreeFn = unsafe extern "C" fn(*mut c_void);
+type EvalFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
+type TickFn = unsafe extern "C" fn(*mut c_void);
+
+/// A built design: the loaded shared object plus its port metadata. Shared
+/// by every [`Model`] instantiated from it; the shared object stays loaded
+/// while any of them lives.
+pub struct Library {
+    path: PathBuf,
+    cache_hit: bool,
+    trace: bool,
+    layout: Layout,
+    in_words: usize,
+    out_words: usize,
+    new_fn: NewFn,
+    free_fn: FreeFn,
+    eval_fn: EvalFn,
+    tick_fn: TickFn,
+    // Last: the function pointers above point into it.
+    _lib: libloading::Library,
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("path", &self.path)
+            .field("cache_hit", &self.cache_hit)
+            .field("trace", &self.trace)
+            .field("top", &self.layout.top)
+            .field("clock", &self.layout.clock)
+            .field("inputs", &self.layout.inputs)
+            .field("outputs", &self.layout.outputs)
+            .finish()
+    }
+}
+
+impl Library {
+    /// Load the shared object at `path` and check that it was built from
+    /// `layout` (ABI version and port signature).
+    pub(crate) fn load(
+        path: &Path,
+        layout: &Layout,
+        trace: bool,
+        cache_hit: bool,
+    ) -> Result<Library, VerilatorError> {
+        let load_err = |what: &str, e: libloading::Error| {
+            VerilatorError::Load(format!("{}: {what}: {e}", path.display()))
+        };
+        // SAFETY: loading runs the library's static constructors; the library
+        // is one this module generated (Verilator runtime plus model).
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| load_err("dlopen", e))?;
+        // SAFETY: the symbol types match the generated wrapper's definitions,
+        // which the ABI version check below confirms.
+        unsafe {
+            let abi: AbiFn = *lib
+                .get::<AbiFn>(b"weft_abi_version\0")
+                .map_err(|e| load_err("weft_abi_version", e))?;
+            let version = abi();
+            if version != ABI_VERSION {
+                return Err(VerilatorError::Load(format!(
+                    "{}: wrapper ABI version {version}, expected {ABI_VERSION}",
+                    path.display()
+                )));
+            }
+            let sig: SignatureFn = *lib
+                .get::<SignatureFn>(b"weft_signature\0")
+                .map_err(|e| load_err("weft_signature", e))?;
+            let sig_ptr = sig();
+            if sig_ptr.is_null() {
+                return Err(VerilatorError::Load(format!(
+                    "{}: null port signature",
+                    path.display()
+                )));
+            }
+            let got = CStr::from_ptr(sig_ptr).to_string_lossy();
+            let want = layout.signature(trace);
+            if got != want {
+                return Err(VerilatorError::Load(format!(
+                    "{}: built for ports {got:?}, expected {want:?}",
+                    path.display()
+                )));
+            }
+            let new_fn: NewFn = *lib
+                .get::<NewFn>(b"weft_new\0")
+                .map_err(|e| load_err("weft_new", e))?;
+            let free_fn: FreeFn = *lib
+                .get::<FreeFn>(b"weft_free\0")
+                .map_err(|e| load_err("weft_free", e))?;
+            let eval_fn: EvalFn = *lib
+                .get::<EvalFn>(b"weft_eval\0")
+                .map_err(|e| load_err("weft_eval", e))?;
+            let tick_fn: TickFn = *lib
+                .get::<TickFn>(b"weft_tick\0")
+                .map_err(|e| load_err("weft_tick", e))?;
+            Ok(Library {
+                path: path.to_path_buf(),
+                cache_hit,
+                trace,
+                in_words: layout.in_words(),
+                out_words: layout.out_words(),
+                layout: layout.clone(),
+                new_fn,
+                free_fn,
+                eval_fn,
+                tick_fn,
+                _lib: lib,
+            })
+        }
+    }
+
+    /// Path of the shared object.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether [`build`](super::build) found this design already built (in
+    /// the cache, possibly built by a concurrent builder) instead of
+    /// building it.
+    pub fn cache_hit(&self) -> bool {
+        self.cache_hit
+    }
+
+    /// Whether the library was built with VCD tracing support.
+    pub fn traced(&self) -> bool {
+        self.trace
+    }
+
+    /// Name of the top module.
+    pub fn top(&self) -> &str {
+        &self.layout.top
+    }
+
+    /// Name of the clock port, if the design has one.
+    pub fn clock(&self) -> Option<&str> {
+        self.layout.clock.as_deref()
+    }
+
+    /// Input ports in packing order (port order, the clock excluded).
+    pub fn inputs(&self) -> &[PortSpec] {
+        &self.layout.inputs
+    }
+
+    /// Output ports in packing order (port order).
+    pub fn outputs(&self) -> &[PortSpec] {
+        &self.layout.outputs
+    }
+
+    /// Length of the packed `inputs` slice of [`Model::eval`].
+    pub fn input_words(&self) -> usize {
+        self.in_words
+    }
+
+    /// Length of the packed `outputs` slice of [`Model::eval`].
+    pub fn output_words(&self) -> usize {
+        self.out_words
+    }
+}
+
+/// One instance of a design, with its own Verilator context. Instances are
+/// independent and may run on different threads at once.
+pub struct Model {
+    lib: Arc<Library>,
+    ptr: *mut c_void,
+}
+
+// SAFETY: the C++ model is owned by this value alone and touched only
+// through `&mut self` (or on drop); every instance has its own
+// VerilatedContext, which Verilator allows to run on any one thread at a
+// time.
+unsafe impl Send for Model {}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("top", &self.lib.layout.top)
+            .field("path", &self.lib.path)
+            .finish()
+    }
+}
+
+impl Model {
+    /// Instantiate the design (runs its `initial` blocks and settles it with
+    /// all inputs zero). With `vcd`, every [`tick`](Model::tick) is dumped to
+    /// that file (created or truncated), which needs a library built with
+    /// [`BuildOptions::trace`](super::BuildOptions::trace); the file is
+    /// flushed and closed when the model is dropped.
+    ///
+    /// In the VCD a clock cycle is 10 time units: the inputs set by the
+    /// [`eval`](Model::eval)s before a tick appear 4 units before its rising
+    /// edge, the rising edge is at 10n and the falling edge at 10n+5.
+    pub fn new(lib: &Arc<Library>, vcd: Option<&Path>) -> Result<Model, VerilatorError> {
+        let vcd_c = match vcd {
+            None => None,
+            Some(path) => {
+                if !lib.trace {
+                    return Err(VerilatorError::Trace(format!(
+                        "a VCD file ({}) needs a library built with trace = true",
+                        path.display()
+                    )));
+                }
+                // Create the file here for a proper I/O error.
+                std::fs::File::create(path).map_err(VerilatorError::io(format!(
+                    "creating VCD file {}",
+                    path.display()
+                )))?;
+                let bytes = path.as_os_str().as_encoded_bytes().to_vec();
+                Some(CString::new(bytes).map_err(|_| {
+                    VerilatorError::Trace(format!("VCD path {} contains NUL", path.display()))
+                })?)
+            }
+        };
+        let mut status: i32 = 0;
+        let vcd_ptr = vcd_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        // SAFETY: weft_new takes a nullable NUL-terminated path and a status
+        // out-pointer; both outlive the call.
+        let ptr = unsafe { (lib.new_fn)(vcd_ptr, &mut status) };
+        if ptr.is_null() {
+            return Err(match status {
+                1 => VerilatorError::Trace("library built without tracing".into()),
+                2 => VerilatorError::Trace(format!(
+                    "the model could not open VCD file {}",
+                    vcd.map_or_else(String::new, |p| p.display().to_string())
+                )),
+                _ => VerilatorError::Load(format!(
+                    "instantiating {} failed (status {status})",
+                    lib.layout.top
+                )),
+            });
+        }
+        Ok(Model {
+            lib: Arc::clone(lib),
+            ptr,
+        })
+    }
+
+    /// The library this model was instantiated from.
+    pub fn library(&self) -> &Arc<Library> {
+        &self.lib
+    }
+
+    /// Set all inputs (packed), evaluate, read all outputs (packed); see the
+    /// [module documentation](super) for the packing.
+    ///
+    /// # Panics
+    ///
+    /// If `inputs` is not [`Library::input_words`] long or `outputs` not
+    /// [`Library::output_words`] long (a caller bug: the C++ side would read
+    /// or write out of bounds).
+    pub fn eval(&mut self, inputs: &[u32], outputs: &mut [u32]) {
+        assert_eq!(
+            inputs.len(),
+            self.lib.in_words,
+            "Model::eval: {} input words given, design {} takes {}",
+            inputs.len(),
+            self.lib.layout.top,
+            self.lib.in_words
+        );
+        assert_eq!(
+            outputs.len(),
+            self.lib.out_words,
+            "Model::eval: room for {} output words, design {} gives {}",
+            outputs.len(),
+            self.lib.layout.top,
+            self.lib.out_words
+        );
+        // SAFETY: the slices have exactly the lengths the wrapper was
+        // generated for; ptr is a live model.
+        unsafe { (self.lib.eval_fn)(self.ptr, inputs.as_ptr(), outputs.as_mut_ptr()) }
+    }
+
+    /// One clock cycle: clock = 1, evaluate, clock = 0, evaluate (dumping
+    /// the VCD around each edge when tracing). Inputs keep the values of the
+    /// last [`eval`](Model::eval). Without a clock port this only evaluates.
+    pub fn tick(&mut self) {
+        // SAFETY: ptr is a live model.
+        unsafe { (self.lib.tick_fn)(self.ptr) }
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from weft_new and is freed exactly once; the
+        // library outlives this call through self.lib.
+        unsafe { (self.lib.free_fn)(self.ptr) }
+    }
+}
