@@ -121,7 +121,7 @@ pub fn identify<D: Device + ?Sized>(dev: &D) -> Result<CardInfo> {
         if next == 0 {
             break;
         }
-        if next <= at || next % 4 != 0 || next >= map_span {
+        if next <= at || !next.is_multiple_of(4) || next >= map_span {
             return Err(chain_err(format!("next-block offset {next:#x} is invalid")));
         }
         at = next;

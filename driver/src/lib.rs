@@ -18,7 +18,7 @@ pub mod error;
 pub mod iova;
 pub mod regs;
 
-pub use device::{DmaBuffer, Device};
+pub use device::{Device, DmaBuffer};
 pub use discover::{identify, BlockInfo, CardInfo};
 pub use error::{Error, Result};
 pub use regs::RegisterAccess;

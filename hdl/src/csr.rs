@@ -98,6 +98,13 @@ pub struct Csr {
     resp_okay: Constant<Bits<2>>,
     resp_slverr: Constant<Bits<2>>,
     resp_decerr: Constant<Bits<2>>,
+    // Typed constants: a bare literal is emitted 32 or 64 bits wide and the
+    // two simulators may then disagree (RTL-FLOW-NOTES.md).
+    all_ones: Constant<Bits<32>>,
+    byte0: Constant<Bits<32>>,
+    byte1: Constant<Bits<32>>,
+    byte2: Constant<Bits<32>>,
+    byte3: Constant<Bits<32>>,
 
     aw_fire: Signal<Local, Bit>,
     ar_word: Signal<Local, Bits<WORD_BITS>>,
@@ -148,7 +155,10 @@ impl Csr {
         for (block, reg) in map.registers() {
             let live = matches!(reg.value, Value::Live { .. });
             assert!(
-                !live || LIVE.iter().any(|l| l.addr == reg.addr && l.name == reg.name),
+                !live
+                    || LIVE
+                        .iter()
+                        .any(|l| l.addr == reg.addr && l.name == reg.name),
                 "register {}.{} is live but the CSR block does not implement it",
                 block.name,
                 reg.name
@@ -200,6 +210,11 @@ impl Csr {
             resp_okay: Constant::new(resp::OKAY.into()),
             resp_slverr: Constant::new(resp::SLVERR.into()),
             resp_decerr: Constant::new(resp::DECERR.into()),
+            all_ones: Constant::new(0xFFFF_FFFF_u64.into()),
+            byte0: Constant::new(0x0000_00FF_u64.into()),
+            byte1: Constant::new(0x0000_FF00_u64.into()),
+            byte2: Constant::new(0x00FF_0000_u64.into()),
+            byte3: Constant::new(0xFF00_0000_u64.into()),
             aw_fire: Default::default(),
             ar_word: Default::default(),
             aw_word: Default::default(),
@@ -233,7 +248,7 @@ impl Logic for Csr {
 
         // Free-running 64-bit cycle counter in two halves.
         self.cycles_lo.d.next = self.cycles_lo.q.val() + 1;
-        if self.cycles_lo.q.val() == 0xFFFF_FFFF_u64 {
+        if self.cycles_lo.q.val() == self.all_ones.val() {
             self.cycles_hi.d.next = self.cycles_hi.q.val() + 1;
         }
 
@@ -250,16 +265,16 @@ impl Logic for Csr {
         self.m2.next = 0.into();
         self.m3.next = 0.into();
         if self.s_axil_wstrb.val().get_bit(0) {
-            self.m0.next = 0x0000_00FF.into();
+            self.m0.next = self.byte0.val();
         }
         if self.s_axil_wstrb.val().get_bit(1) {
-            self.m1.next = 0x0000_FF00.into();
+            self.m1.next = self.byte1.val();
         }
         if self.s_axil_wstrb.val().get_bit(2) {
-            self.m2.next = 0x00FF_0000.into();
+            self.m2.next = self.byte2.val();
         }
         if self.s_axil_wstrb.val().get_bit(3) {
-            self.m3.next = 0xFF00_0000_u64.into();
+            self.m3.next = self.byte3.val();
         }
         self.wmask.next = self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val();
 

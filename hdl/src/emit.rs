@@ -27,9 +27,14 @@ pub fn rename_top(verilog: &str, module: &str) -> String {
     let bytes = verilog.as_bytes();
     let mut i = 0;
     while i < verilog.len() {
-        let at_ident_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b'$');
+        let at_ident_start = i == 0
+            || !(bytes[i - 1].is_ascii_alphanumeric()
+                || bytes[i - 1] == b'_'
+                || bytes[i - 1] == b'$');
         let rest = &verilog[i..];
-        if at_ident_start && (rest.starts_with("top$") || rest.starts_with("top(") || rest.starts_with("top ")) {
+        if at_ident_start
+            && (rest.starts_with("top$") || rest.starts_with("top(") || rest.starts_with("top "))
+        {
             out.push_str(module);
             i += 3;
         } else {

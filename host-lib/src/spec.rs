@@ -87,7 +87,14 @@ mod tests {
             "vfio:0000:3B:00.0".parse::<DeviceSpec>().unwrap(),
             DeviceSpec::Vfio("0000:3b:00.0".into())
         );
-        for bad in ["", "sim:", "sim:icarus", "vfio:3b:00.0", "vfio:0000:3b:00.8", "pci:0"] {
+        for bad in [
+            "",
+            "sim:",
+            "sim:icarus",
+            "vfio:3b:00.0",
+            "vfio:0000:3b:00.8",
+            "pci:0",
+        ] {
             let e = bad.parse::<DeviceSpec>().unwrap_err().to_string();
             assert!(e.contains("expected sim"), "{bad}: {e}");
         }

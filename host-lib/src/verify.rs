@@ -83,11 +83,16 @@ pub fn verify_csr(opts: &VerifyOptions) -> Result<VerifyReport> {
     };
     let mut factories: Vec<Factory<'_, CsrIn, CsrOut>> = vec![
         Box::new(move || -> BoxDut<CsrIn, CsrOut> { Box::new(CsrModel::new(MAP, build)) }),
-        Box::new(|| hdl.instantiate(None).expect("rust-hdl instantiation cannot fail")),
+        Box::new(|| {
+            hdl.instantiate(None)
+                .expect("rust-hdl instantiation cannot fail")
+        }),
     ];
     if let Some(vl) = &vl {
         // The library is built; a new instance only fails on out-of-memory.
-        factories.push(Box::new(|| vl.instantiate(None).expect("Verilator instance")));
+        factories.push(Box::new(|| {
+            vl.instantiate(None).expect("Verilator instance")
+        }));
     }
     let ops = random_program(&MAP, opts.seed, opts.transactions);
     let limit = 50 * opts.transactions as u64 + 1000;
@@ -101,7 +106,10 @@ pub fn verify_csr(opts: &VerifyOptions) -> Result<VerifyReport> {
     ));
     for r in &runs {
         if let Some(v) = r.driver.master.violations().first() {
-            return Err(Error::Check(format!("{}: AXI4-Lite protocol: {v}", r.witness)));
+            return Err(Error::Check(format!(
+                "{}: AXI4-Lite protocol: {v}",
+                r.witness
+            )));
         }
     }
     checks.push("the slave keeps every AXI4-Lite handshake rule".into());

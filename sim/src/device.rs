@@ -62,8 +62,16 @@ impl HostMemory {
     }
 
     fn region(&mut self, iova: u64, len: usize) -> Result<(&mut Vec<u8>, usize)> {
-        let fault = || Error::Dma(format!("IOMMU fault: {len} bytes at IOVA {iova:#x} are not mapped"));
-        let (&start, buf) = self.regions.range_mut(..=iova).next_back().ok_or_else(fault)?;
+        let fault = || {
+            Error::Dma(format!(
+                "IOMMU fault: {len} bytes at IOVA {iova:#x} are not mapped"
+            ))
+        };
+        let (&start, buf) = self
+            .regions
+            .range_mut(..=iova)
+            .next_back()
+            .ok_or_else(fault)?;
         let off = (iova - start) as usize;
         if off.checked_add(len).is_none_or(|e| e > buf.len()) {
             return Err(fault());
@@ -224,7 +232,7 @@ impl SimDevice {
     }
 
     fn check_range(&self, addr: u32) -> Result<()> {
-        if addr as u64 >= self.bar_len() || addr % 4 != 0 {
+        if addr as u64 >= self.bar_len() || !addr.is_multiple_of(4) {
             return Err(Error::OutOfRange {
                 device: self.name.clone(),
                 addr: addr as u64,

@@ -46,9 +46,9 @@ pub fn source_for<I: PortSet, O: PortSet>(
                 Some(p) if p.dir == dir && p.width == w.width => ports.push(p.clone()),
                 Some(p) => {
                     return Err(SimError::Ports(format!(
-                        "{module}: port {} is {:?} {} bits in the RTL but {:?} {} bits in the model",
-                        w.name, p.dir, p.width, dir, w.width
-                    )))
+                    "{module}: port {} is {:?} {} bits in the RTL but {:?} {} bits in the model",
+                    w.name, p.dir, p.width, dir, w.width
+                )))
                 }
                 None => {
                     return Err(SimError::Ports(format!(
@@ -62,7 +62,10 @@ pub fn source_for<I: PortSet, O: PortSet>(
     };
     want(I::PORTS, Dir::In, &mut ports)?;
     want(O::PORTS, Dir::Out, &mut ports)?;
-    if let Some(extra) = actual.iter().find(|p| !ports.iter().any(|q| q.name == p.name)) {
+    if let Some(extra) = actual
+        .iter()
+        .find(|p| !ports.iter().any(|q| q.name == p.name))
+    {
         return Err(SimError::Ports(format!(
             "{module}: the RTL has port {} ({:?}, {} bits) that the model does not declare",
             extra.name, extra.dir, extra.width

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use weft_sim::verilator::{
-    build, default_cache_dir_from, lint, toolchain, BuildOptions, Dir, Library, Model,
-    ModelSource, PortSpec, VerilatorError,
+    build, default_cache_dir_from, lint, toolchain, BuildOptions, Dir, Library, Model, ModelSource,
+    PortSpec, VerilatorError,
 };
 
 /// Whether the tests can run; panics when Verilator is required but absent.
@@ -36,10 +36,8 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let p = std::env::temp_dir().join(format!(
-            "weft-vltest-{name}-{}-{nanos}",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("weft-vltest-{name}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&p).expect("create temp dir");
         TempDir(p)
     }
@@ -196,7 +194,10 @@ fn counter_builds_caches_and_runs() {
         "compiling model",
         "linking",
     ] {
-        assert!(stages.iter().any(|x| x == s), "no stage {s:?} in {stages:?}");
+        assert!(
+            stages.iter().any(|x| x == s),
+            "no stage {s:?} in {stages:?}"
+        );
     }
     assert!(lib.path().is_file());
     assert!(lib.path().starts_with(cache.path().join("verilator")));
@@ -206,7 +207,11 @@ fn counter_builds_caches_and_runs() {
             .iter()
             .map(|p| (p.name.as_str(), p.width, p.dir))
             .collect::<Vec<_>>(),
-        vec![("en", 1, Dir::In), ("add", 33, Dir::In), ("wide_in", 70, Dir::In)]
+        vec![
+            ("en", 1, Dir::In),
+            ("add", 33, Dir::In),
+            ("wide_in", 70, Dir::In)
+        ]
     );
     assert_eq!(
         lib.outputs()
@@ -233,7 +238,7 @@ fn counter_builds_caches_and_runs() {
     m.eval(&pack(0, 0, wide0), &mut out);
     assert_eq!(out, r.outputs(wide0), "initial blocks honoured");
     for cycle in 0..2000 {
-        let en = rng.next() % 4 != 0;
+        let en = rng.next() & 3 != 0;
         let add = rng.next() & ((1 << 33) - 1);
         let wide = ((rng.next() as u128) << 64 | rng.next() as u128) & MASK70;
         m.eval(&pack(en as u32, add, wide), &mut out);
@@ -313,7 +318,10 @@ fn trace_writes_a_vcd() {
             "no {signal} in VCD header"
         );
     }
-    assert!(text.contains("#10\n") && text.contains("#105\n"), "ticks not dumped");
+    assert!(
+        text.contains("#10\n") && text.contains("#105\n"),
+        "ticks not dumped"
+    );
 
     // A directory that does not exist is an I/O error, not a crash.
     let bad = cache.path().join("missing-dir").join("x.vcd");
@@ -394,7 +402,8 @@ fn lint_flags_width_problems_and_passes_clean_code() {
     if !have_verilator() {
         return;
     }
-    let sloppy = "module sloppy(input [7:0] a, output [3:0] y);\n  assign y = a + 8'd1;\nendmodule\n";
+    let sloppy =
+        "module sloppy(input [7:0] a, output [3:0] y);\n  assign y = a + 8'd1;\nendmodule\n";
     let r = lint(sloppy, "sloppy", None).unwrap();
     assert!(!r.clean);
     assert!(

@@ -270,7 +270,7 @@ pub fn check(map: &Map) -> Result<(), &'static str> {
         if i > 0 && b.base < prev_end {
             return Err("blocks overlap or are out of chain order");
         }
-        if b.base % 4 != 0 || b.span % 4 != 0 || b.span == 0 {
+        if !b.base.is_multiple_of(4) || !b.span.is_multiple_of(4) || b.span == 0 {
             return Err("block base and span must be non-zero multiples of 4");
         }
         if b.base as u64 + b.span as u64 > map.span() as u64 {
@@ -285,7 +285,7 @@ pub fn check(map: &Map) -> Result<(), &'static str> {
             }
         }
         for (j, r) in b.regs.iter().enumerate() {
-            if r.addr % 4 != 0 {
+            if !r.addr.is_multiple_of(4) {
                 return Err("register address not 4-byte aligned");
             }
             if r.addr < b.base || r.addr >= b.base + b.span {

@@ -5,8 +5,11 @@
 use crate::{Access, Block, Map, Register, Value};
 use std::fmt::Write;
 
+/// A renderer of one artifact.
+pub type Renderer = fn(&Map) -> String;
+
 /// Where the generated artifacts live, relative to the repository root.
-pub const ARTIFACTS: [(&str, fn(&Map) -> String); 3] = [
+pub const ARTIFACTS: [(&str, Renderer); 3] = [
     ("docs/registers.md", markdown),
     ("docs/registers.json", json),
     ("docs/weft_regs.h", c_header),
@@ -64,7 +67,10 @@ pub fn markdown(map: &Map) -> String {
         let _ = writeln!(s);
         let _ = writeln!(s, "{}", b.doc);
         let _ = writeln!(s);
-        let _ = writeln!(s, "| address | name | access | reset / value | description |");
+        let _ = writeln!(
+            s,
+            "| address | name | access | reset / value | description |"
+        );
         let _ = writeln!(s, "|---|---|---|---|---|");
         for r in b.regs {
             let _ = writeln!(
@@ -118,12 +124,16 @@ pub fn json(map: &Map) -> String {
                         _ => (
                             "const",
                             json!(map
-                                .const_value(b, r, &crate::BuildInfo {
-                                    board_id: 0,
-                                    build_date: 0,
-                                    git_hash: 0,
-                                    features: crate::Features::empty(),
-                                })
+                                .const_value(
+                                    b,
+                                    r,
+                                    &crate::BuildInfo {
+                                        board_id: 0,
+                                        build_date: 0,
+                                        git_hash: 0,
+                                        features: crate::Features::empty(),
+                                    }
+                                )
                                 .unwrap_or(0)),
                         ),
                     };
@@ -199,7 +209,11 @@ pub fn c_header(map: &Map) -> String {
                     f.name,
                     f.mask()
                 );
-                let _ = writeln!(s, "#define WEFT_{bn}_{}_{}_SHIFT {}u", r.name, f.name, f.lsb);
+                let _ = writeln!(
+                    s,
+                    "#define WEFT_{bn}_{}_{}_SHIFT {}u",
+                    r.name, f.name, f.lsb
+                );
             }
         }
     }

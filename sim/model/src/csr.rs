@@ -241,11 +241,7 @@ impl Dut for CsrModel {
             self.b_valid = false;
         }
         if o.s_axil_awready {
-            self.b_resp = self.write(
-                i.s_axil_awaddr as u32,
-                i.s_axil_wdata,
-                i.s_axil_wstrb,
-            );
+            self.b_resp = self.write(i.s_axil_awaddr as u32, i.s_axil_wdata, i.s_axil_wstrb);
             self.b_valid = true;
         }
         self.cycles = self.cycles.wrapping_add(1);
@@ -368,7 +364,10 @@ pub fn check_serial(
                     // reads and never ahead of the cycle the data was seen.
                     let v = c.data as u64;
                     if v > c.cycle || last_cycle_count.is_some_and(|p| v <= p) {
-                        return fail(format!("cycle counter {v} not in ({last_cycle_count:?}, {}]", c.cycle));
+                        return fail(format!(
+                            "cycle counter {v} not in ({last_cycle_count:?}, {}]",
+                            c.cycle
+                        ));
                     }
                     last_cycle_count = Some(v);
                     hi_latch = 0;

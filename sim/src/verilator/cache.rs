@@ -79,10 +79,8 @@ impl FileLock {
                 "opening lock file {}",
                 path.display()
             )))?;
-        file.lock().map_err(VerilatorError::io(format!(
-            "locking {}",
-            path.display()
-        )))?;
+        file.lock()
+            .map_err(VerilatorError::io(format!("locking {}", path.display())))?;
         Ok(FileLock { file })
     }
 }

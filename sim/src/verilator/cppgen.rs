@@ -175,7 +175,10 @@ pub(crate) fn wrapper(layout: &Layout, trace: bool) -> String {
         let m = format!("t->WEFT_O{i}");
         match p.width {
             0..=32 => {
-                let _ = writeln!(get, "    out[{k}] = static_cast<uint32_t>({m}) & {mask:#x}u;");
+                let _ = writeln!(
+                    get,
+                    "    out[{k}] = static_cast<uint32_t>({m}) & {mask:#x}u;"
+                );
             }
             33..=64 => {
                 let _ = writeln!(
@@ -234,10 +237,22 @@ inline void weft_at(WeftModel* m, uint64_t t) {{
     m->last_dump = t;
 }}
 
+// Verilator's runtime keeps a per-thread "current context" (used by trace
+// set-up, $display, $finish, ...) and a global "last context", and never
+// clears them when a context is deleted. Every entry point binds the model's
+// own context to the calling thread, and destroy unbinds it, so that
+// neither ever points at a deleted context.
+inline void weft_bind(WeftModel* m) {{
+    if (VL_UNLIKELY(Verilated::threadContextp() != m->ctx)) Verilated::threadContextp(m->ctx);
+}}
+
 void weft_destroy(WeftModel* m) {{
     if (!m) return;
+    if (m->ctx) weft_bind(m);
 #if WEFT_TRACE
     if (m->tfp) {{
+        // The inputs set since the last tick.
+        if (m->tfp->isOpen() && m->last_dump < m->next_rise - 4) weft_at(m, m->next_rise - 4);
         m->tfp->close();
         delete m->tfp;
     }}
@@ -248,6 +263,7 @@ void weft_destroy(WeftModel* m) {{
     }}
     delete m->ctx;
     delete m;
+    Verilated::threadContextp(nullptr);
 }}
 }}  // namespace
 
@@ -297,7 +313,9 @@ WEFT_API void* weft_new(const char* vcd_path, int32_t* status) {{
 WEFT_API void weft_free(void* p) {{ weft_destroy(static_cast<WeftModel*>(p)); }}
 
 WEFT_API void weft_eval(void* p, const uint32_t* in, uint32_t* out) {{
-    Vtop* const t = static_cast<WeftModel*>(p)->top;
+    WeftModel* const m = static_cast<WeftModel*>(p);
+    weft_bind(m);
+    Vtop* const t = m->top;
     (void)in;
     (void)out;
 {set}    t->eval();
@@ -307,6 +325,7 @@ WEFT_API void weft_eval(void* p, const uint32_t* in, uint32_t* out) {{
 // after the previous falling edge (rise - 4), then each edge.
 WEFT_API void weft_tick(void* p) {{
     WeftModel* const m = static_cast<WeftModel*>(p);
+    weft_bind(m);
     const uint64_t rise = m->next_rise;
     if (m->last_dump < rise - 4) weft_at(m, rise - 4);
 #if WEFT_HAS_CLOCK
@@ -561,14 +580,18 @@ mod tests {
         let p = header_ports(h);
         assert_eq!(p.len(), 5);
         assert_eq!(p[1].cname, "wide_out");
-        assert_eq!((p[1].dir.as_str(), p[1].kind.as_str(), p[1].width), ("OUT", "W", 70));
+        assert_eq!(
+            (p[1].dir.as_str(), p[1].kind.as_str(), p[1].width),
+            ("OUT", "W", 70)
+        );
         assert_eq!((p[3].kind.as_str(), p[3].width), ("", 32));
         assert_eq!((p[4].cname.as_str(), p[4].width), ("__SYM__new", 15));
     }
 
     #[test]
     fn parses_classes_mk() {
-        let mk = "VM_C11 = 1\nVM_CLASSES_FAST += \\\n\tVtop \\\n\tVtop___024root__DepSet_h1__0 \\\n\n\
+        let mk =
+            "VM_C11 = 1\nVM_CLASSES_FAST += \\\n\tVtop \\\n\tVtop___024root__DepSet_h1__0 \\\n\n\
                   VM_CLASSES_SLOW += \\\n\tVtop___024root__Slow \\\n\n\
                   VM_SUPPORT_FAST += \\\n\tVtop__Trace__0 \\\n\n\
                   VM_SUPPORT_SLOW += \\\n\tVtop__Syms \\\n\n\

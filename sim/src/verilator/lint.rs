@@ -28,9 +28,15 @@ pub struct LintReport {
 ///
 /// Findings are not errors: they are in the report. Errors are for a
 /// missing Verilator, an invalid top name, a missing waiver file or I/O.
-pub fn lint(verilog: &str, top: &str, waivers: Option<&Path>) -> Result<LintReport, VerilatorError> {
+pub fn lint(
+    verilog: &str,
+    top: &str,
+    waivers: Option<&Path>,
+) -> Result<LintReport, VerilatorError> {
     let valid_top = top.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+        && top
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
     if !valid_top {
         return Err(VerilatorError::Ports(format!(
             "top module name {top:?} is not a plain Verilog identifier"
@@ -39,8 +45,10 @@ pub fn lint(verilog: &str, top: &str, waivers: Option<&Path>) -> Result<LintRepo
     let waivers = match waivers {
         None => None,
         Some(w) => {
-            let abs = std::path::absolute(w)
-                .map_err(VerilatorError::io(format!("locating waiver file {}", w.display())))?;
+            let abs = std::path::absolute(w).map_err(VerilatorError::io(format!(
+                "locating waiver file {}",
+                w.display()
+            )))?;
             if !abs.is_file() {
                 return Err(VerilatorError::Io {
                     context: format!("waiver file {}", w.display()),
@@ -53,8 +61,10 @@ pub fn lint(verilog: &str, top: &str, waivers: Option<&Path>) -> Result<LintRepo
     let tc = cached_toolchain()?;
     let dir = TempDir::new()?;
     let file = format!("{top}.v");
-    std::fs::write(dir.0.join(&file), verilog)
-        .map_err(VerilatorError::io(format!("writing {}", dir.0.join(&file).display())))?;
+    std::fs::write(dir.0.join(&file), verilog).map_err(VerilatorError::io(format!(
+        "writing {}",
+        dir.0.join(&file).display()
+    )))?;
 
     let mut cmd = Command::new(&tc.bin);
     cmd.args(["--lint-only", "-Wall"]);

@@ -49,11 +49,11 @@ pub fn toolchain() -> Result<Toolchain, VerilatorError> {
                 })?
             }
         }
-        None => find_on_path(&OsString::from("verilator")).ok_or_else(|| {
-            VerilatorError::NotFound {
+        None => {
+            find_on_path(&OsString::from("verilator")).ok_or_else(|| VerilatorError::NotFound {
                 hint: HINT.to_string(),
-            }
-        })?,
+            })?
+        }
     };
 
     // The two queries each start Perl; run them side by side.
@@ -72,11 +72,16 @@ pub fn toolchain() -> Result<Toolchain, VerilatorError> {
     let root_child = spawn(&["--getenv", "VERILATOR_ROOT"])?;
     let version_out = version_child
         .wait_with_output()
-        .map_err(VerilatorError::io(format!("running {} --version", bin.display())))?;
-    let root_out = root_child.wait_with_output().map_err(VerilatorError::io(format!(
-        "running {} --getenv VERILATOR_ROOT",
-        bin.display()
-    )))?;
+        .map_err(VerilatorError::io(format!(
+            "running {} --version",
+            bin.display()
+        )))?;
+    let root_out = root_child
+        .wait_with_output()
+        .map_err(VerilatorError::io(format!(
+            "running {} --getenv VERILATOR_ROOT",
+            bin.display()
+        )))?;
 
     let version_text = String::from_utf8_lossy(&version_out.stdout);
     if !version_out.status.success() {

@@ -1,0 +1,90 @@
+//! The `weft` command line, end to end.
+
+use std::process::Command;
+
+fn weft(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .output()
+        .expect("run weft");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn verilator() -> bool {
+    weft_sim::engine::verilator_usable()
+}
+
+#[test]
+fn status_json_on_both_engines() {
+    let mut devs = vec!["sim"];
+    if verilator() {
+        devs.push("sim:verilator");
+    }
+    for d in devs {
+        let (ok, out, err) = weft(&["status", "--device", d, "--json"]);
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["device"], d);
+        assert_eq!(v["map_version"], "1.0");
+        let hash = format!("{:08x}", weft_hdl::this_build().git_hash);
+        assert_eq!(v["git_hash"], hash.as_str());
+        assert_eq!(v["blocks"][1]["name"], "ctrl");
+    }
+    let (ok, out, _) = weft(&["status"]);
+    assert!(ok && out.contains("map version  1.0"), "{out}");
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_a_failure() {
+    let (ok, _, err) = weft(&["status", "--device", "pci:7"]);
+    assert!(!ok);
+    assert!(err.contains("unknown device kind"), "{err}");
+    let (ok, _, err) = weft(&["status", "--device", "vfio:0000:3b:00.0"]);
+    assert!(!ok);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no VFIO driver"), "{err}");
+}
+
+#[test]
+fn regs_and_emit() {
+    let (ok, out, _) = weft(&["regs", "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["blocks"][0]["name"], "id");
+    let (ok, out, _) = weft(&["regs"]);
+    assert!(ok && out.contains("SCRATCH"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = weft(&["hdl", "emit", "--out", dir.path().to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v = std::fs::read_to_string(dir.path().join("weft_csr.v")).unwrap();
+    assert!(v.contains("module weft_csr("));
+    assert!(dir.path().join("weft_waivers.vlt").exists());
+}
+
+#[test]
+fn lint_and_verify() {
+    if !verilator() {
+        return;
+    }
+    let (ok, out, err) = weft(&["hdl", "lint"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("weft_csr: clean"));
+    let (ok, out, err) = weft(&["verify", "--transactions", "300", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"]["map_version"], "1.0");
+    let v = &v["self_check"];
+    assert_eq!(v["witnesses"].as_array().unwrap().len(), 3);
+    let hashes: Vec<_> = v["witnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["hash"].clone())
+        .collect();
+    assert!(hashes.windows(2).all(|w| w[0] == w[1]));
+}
