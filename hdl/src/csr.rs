@@ -1,12 +1,14 @@
 //! The CSR block: an AXI4-Lite slave that decodes weft-regs' map.
 //!
 //! Behaviour is specified by `weft_model::csr` (read that first). The decode
-//! is data, not code: two ROMs built from the map at elaboration hold every
+//! is data, not code: ROMs built from the map at elaboration hold every
 //! constant register's value and every word's access class, so moving or
-//! adding a constant register in weft-regs moves it here with no edit. Live
-//! registers (scratch, cycle counter, test interrupt) are wired below by
-//! their weft-regs names, and elaboration refuses a map with a live register
-//! this block does not implement.
+//! adding a constant register in weft-regs moves it here with no edit. The
+//! control block's live registers (scratch, cycle counter, test interrupt)
+//! are wired below by their weft-regs names; live registers of engine blocks
+//! are forwarded to the engine register port (`eng_*`), where the engines
+//! decode them from the same map. Elaboration refuses a map with a live
+//! register in the ID or control block that this block does not implement.
 
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
@@ -25,7 +27,13 @@ pub mod class {
     pub const READ_ONLY: u64 = 1;
     /// Writable (RW, WO, W1C).
     pub const WRITABLE: u64 = 2;
+    /// Added to the class of a live register of an engine block: its data
+    /// comes from, and its writes go to, the engine register port.
+    pub const ENGINE: u64 = 4;
 }
+
+/// Blocks whose live registers the CSR block implements itself.
+const OWN_BLOCKS: [u32; 2] = [weft_regs::block_type::ID, weft_regs::block_type::CTRL];
 
 /// AXI response codes (IHI 0022, B1.3: OKAY 0b00, SLVERR 0b10, DECERR 0b11).
 mod resp {
@@ -84,10 +92,26 @@ pub struct Csr {
     pub s_axil_rready: Signal<In, Bit>,
     /// Interrupt vector 0: a one-cycle pulse.
     pub irq: Signal<Out, Bit>,
+    /// Engine register port: word address of the read being decoded.
+    pub eng_raddr: Signal<Out, Bits<WORD_BITS>>,
+    /// Engine register port: a read of an engine register is accepted this
+    /// cycle (engines latch read side effects on it).
+    pub eng_re: Signal<Out, Bit>,
+    /// Engine register port: the engines' read data for `eng_raddr`,
+    /// combinational.
+    pub eng_rdata: Signal<In, Bits<32>>,
+    /// Engine register port: word address of a write.
+    pub eng_waddr: Signal<Out, Bits<WORD_BITS>>,
+    /// Engine register port: write data.
+    pub eng_wdata: Signal<Out, Bits<32>>,
+    /// Engine register port: write byte strobes.
+    pub eng_wstrb: Signal<Out, Bits<4>>,
+    /// Engine register port: write an engine register this cycle.
+    pub eng_we: Signal<Out, Bit>,
 
     rd_value: ROM<Bits<32>, WORD_BITS>,
-    rd_class: ROM<Bits<2>, WORD_BITS>,
-    wr_class: ROM<Bits<2>, WORD_BITS>,
+    rd_class: ROM<Bits<3>, WORD_BITS>,
+    wr_class: ROM<Bits<3>, WORD_BITS>,
     w_scratch: Constant<Bits<WORD_BITS>>,
     w_cycle_lo: Constant<Bits<WORD_BITS>>,
     w_cycle_hi: Constant<Bits<WORD_BITS>>,
@@ -95,6 +119,10 @@ pub struct Csr {
     class_unmapped: Constant<Bits<2>>,
     class_read_only: Constant<Bits<2>>,
     class_writable: Constant<Bits<2>>,
+    rd_engine: Signal<Local, Bit>,
+    wr_engine: Signal<Local, Bit>,
+    rd_access: Signal<Local, Bits<2>>,
+    wr_access: Signal<Local, Bits<2>>,
     resp_okay: Constant<Bits<2>>,
     resp_slverr: Constant<Bits<2>>,
     resp_decerr: Constant<Bits<2>>,
@@ -154,8 +182,10 @@ impl Csr {
         let mut classes = BTreeMap::new();
         for (block, reg) in map.registers() {
             let live = matches!(reg.value, Value::Live { .. });
+            let own = OWN_BLOCKS.contains(&block.type_id);
             assert!(
                 !live
+                    || !own
                     || LIVE
                         .iter()
                         .any(|l| l.addr == reg.addr && l.name == reg.name),
@@ -166,12 +196,15 @@ impl Csr {
             if let Some(v) = map.const_value(block, reg, build) {
                 values.insert(word(reg), Bits::<32>::from(v as u64));
             }
-            let c = if reg.access.writable() {
+            let mut c = if reg.access.writable() {
                 class::WRITABLE
             } else {
                 class::READ_ONLY
             };
-            classes.insert(word(reg), Bits::<2>::from(c));
+            if live && !own {
+                c |= class::ENGINE;
+            }
+            classes.insert(word(reg), Bits::<3>::from(c));
         }
         let scratch_reset = match ctrl::SCRATCH.value {
             Value::Live { reset } => reset as u64,
@@ -197,6 +230,17 @@ impl Csr {
             s_axil_rvalid: Default::default(),
             s_axil_rready: Default::default(),
             irq: Default::default(),
+            eng_raddr: Default::default(),
+            eng_re: Default::default(),
+            eng_rdata: Default::default(),
+            eng_waddr: Default::default(),
+            eng_wdata: Default::default(),
+            eng_wstrb: Default::default(),
+            eng_we: Default::default(),
+            rd_engine: Default::default(),
+            wr_engine: Default::default(),
+            rd_access: Default::default(),
+            wr_access: Default::default(),
             rd_value: ROM::new(values),
             rd_class: ROM::new(classes.clone()),
             wr_class: ROM::new(classes),
@@ -259,6 +303,12 @@ impl Logic for Csr {
         self.s_axil_wready.next = self.aw_fire.val();
         self.aw_word.next = self.s_axil_awaddr.val().get_bits::<WORD_BITS>(2);
         self.wr_class.address.next = self.aw_word.val();
+        self.wr_access.next = self.wr_class.data.val().get_bits::<2>(0);
+        self.wr_engine.next = self.wr_class.data.val().get_bit(2);
+        self.eng_waddr.next = self.aw_word.val();
+        self.eng_wdata.next = self.s_axil_wdata.val();
+        self.eng_wstrb.next = self.s_axil_wstrb.val();
+        self.eng_we.next = false;
 
         self.m0.next = 0.into();
         self.m1.next = 0.into();
@@ -285,13 +335,14 @@ impl Logic for Csr {
         if self.aw_fire.val() {
             self.b_valid.d.next = true;
             self.b_resp.d.next = self.resp_okay.val();
-            if self.wr_class.data.val() == self.class_unmapped.val() {
+            if self.wr_access.val() == self.class_unmapped.val() {
                 self.b_resp.d.next = self.resp_decerr.val();
             }
-            if self.wr_class.data.val() == self.class_read_only.val() {
+            if self.wr_access.val() == self.class_read_only.val() {
                 self.b_resp.d.next = self.resp_slverr.val();
             }
-            if self.wr_class.data.val() == self.class_writable.val() {
+            if self.wr_access.val() == self.class_writable.val() {
+                self.eng_we.next = self.wr_engine.val();
                 if self.aw_word.val() == self.w_scratch.val() {
                     self.scratch.d.next = (self.scratch.q.val() & !self.wmask.val())
                         | (self.s_axil_wdata.val() & self.wmask.val());
@@ -310,7 +361,14 @@ impl Logic for Csr {
         self.ar_word.next = self.s_axil_araddr.val().get_bits::<WORD_BITS>(2);
         self.rd_value.address.next = self.ar_word.val();
         self.rd_class.address.next = self.ar_word.val();
+        self.rd_access.next = self.rd_class.data.val().get_bits::<2>(0);
+        self.rd_engine.next = self.rd_class.data.val().get_bit(2);
+        self.eng_raddr.next = self.ar_word.val();
+        self.eng_re.next = self.s_axil_arvalid.val() & !self.r_valid.q.val() & self.rd_engine.val();
         self.rd_data.next = self.rd_value.data.val();
+        if self.rd_engine.val() {
+            self.rd_data.next = self.eng_rdata.val();
+        }
         if self.ar_word.val() == self.w_scratch.val() {
             self.rd_data.next = self.scratch.q.val();
         }
@@ -328,7 +386,7 @@ impl Logic for Csr {
             self.r_valid.d.next = true;
             self.r_data.d.next = self.rd_data.val();
             self.r_resp.d.next = self.resp_okay.val();
-            if self.rd_class.data.val() == self.class_unmapped.val() {
+            if self.rd_access.val() == self.class_unmapped.val() {
                 self.r_resp.d.next = self.resp_decerr.val();
                 self.r_data.d.next = 0.into();
             }

@@ -15,6 +15,7 @@ crate::hdl_ports!(
         s_axil_araddr,
         s_axil_arvalid,
         s_axil_rready,
+        eng_rdata,
     },
     CsrOut {
         s_axil_awready,
@@ -26,5 +27,11 @@ crate::hdl_ports!(
         s_axil_rresp,
         s_axil_rvalid,
         irq,
+        eng_raddr,
+        eng_re,
+        eng_waddr,
+        eng_wdata,
+        eng_wstrb,
+        eng_we,
     }
 );

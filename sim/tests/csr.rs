@@ -1,12 +1,50 @@
 //! The CSR block's three witnesses: the model (cycle-accurate spec), the
 //! rust-hdl simulation and the Verilated model of the emitted Verilog, on the
 //! same proptest stimulus with random valid/ready timing.
+//!
+//! The block is elaborated for a map that also holds an engine block (the
+//! key-value engine's), so the engine register port is exercised too.
 
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use weft_model::axil::{Op, Timing, DECERR, OKAY, SLVERR};
-use weft_model::csr::{check_serial, CsrDriver, CsrIn, CsrModel, CsrOut};
-use weft_regs::{ctrl, id, BuildInfo, Features, MAP};
+use weft_model::csr::{
+    check_serial, is_engine_reg, CsrDriver, CsrIn, CsrModel, CsrOut, EngineWrite,
+};
+use weft_regs::{ctrl, id, kv, Block, BuildInfo, Features, Map, MAP};
+
+static BLOCKS: [Block; 3] = [id::BLOCK, ctrl::BLOCK, kv::BLOCK];
+/// The card's map plus an engine block.
+const TEST_MAP: Map = Map {
+    blocks: &BLOCKS,
+    ..MAP
+};
+
+fn csr() -> weft_hdl::csr::Csr {
+    use rust_hdl::prelude::Block as _;
+    let mut c = weft_hdl::csr::Csr::new(&TEST_MAP, &BUILD);
+    c.connect_all();
+    c
+}
+
+/// Writes the engine port must carry, in program order.
+fn engine_writes(ops: &[Op]) -> Vec<EngineWrite> {
+    ops.iter()
+        .filter_map(|op| match *op {
+            Op::Write { addr, data, strb }
+                if is_engine_reg(&TEST_MAP, addr)
+                    && TEST_MAP.lookup(addr).unwrap().1.access.writable() =>
+            {
+                Some(EngineWrite {
+                    word: (addr >> 2) as u16,
+                    data,
+                    strb,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
 use weft_sim::engine::{verilator_usable, waves_path, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlDut;
 use weft_sim::witness::{agree, Factory};
@@ -29,7 +67,7 @@ fn verilator() -> Option<&'static Prepared<weft_hdl::csr::Csr>> {
             Prepared::new(
                 Engine::Verilator,
                 &module(),
-                || weft_hdl::emit::csr(&BUILD),
+                csr,
                 false,
                 &EngineOptions::default(),
             )
@@ -41,10 +79,8 @@ fn verilator() -> Option<&'static Prepared<weft_hdl::csr::Csr>> {
 
 fn witnesses() -> Vec<Factory<'static, CsrIn, CsrOut>> {
     let mut w: Vec<Factory<'static, CsrIn, CsrOut>> = vec![
-        Box::new(|| -> BoxDut<CsrIn, CsrOut> { Box::new(CsrModel::new(MAP, BUILD)) }),
-        Box::new(|| -> BoxDut<CsrIn, CsrOut> {
-            Box::new(HdlDut::new(weft_hdl::emit::csr(&BUILD)))
-        }),
+        Box::new(|| -> BoxDut<CsrIn, CsrOut> { Box::new(CsrModel::new(TEST_MAP, BUILD)) }),
+        Box::new(|| -> BoxDut<CsrIn, CsrOut> { Box::new(HdlDut::new(csr())) }),
     ];
     if let Some(vl) = verilator() {
         w.push(Box::new(move || vl.instantiate(None).unwrap()));
@@ -53,10 +89,15 @@ fn witnesses() -> Vec<Factory<'static, CsrIn, CsrOut>> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let reg = prop::sample::select(MAP.registers().map(|(_, r)| r.addr).collect::<Vec<_>>());
+    let reg = prop::sample::select(
+        TEST_MAP
+            .registers()
+            .map(|(_, r)| r.addr)
+            .collect::<Vec<_>>(),
+    );
     let addr = prop_oneof![
         3 => (reg, 0u32..4).prop_map(|(a, low)| a | low),
-        1 => 0u32..MAP.span(),
+        1 => 0u32..TEST_MAP.span(),
     ];
     prop_oneof![
         3 => (any::<u32>(), 0u8..16).prop_map(|(data, strb)| Op::Write { addr: ctrl::SCRATCH.addr, data, strb }),
@@ -85,6 +126,7 @@ proptest! {
         let runs = agree(&w, &|| CsrDriver::new(ops.clone(), t, seed, false), 100_000).map_err(TestCaseError::fail)?;
         for r in &runs {
             prop_assert!(r.driver.master.violations().is_empty(), "{}: {:?}", r.witness, r.driver.master.violations());
+            prop_assert_eq!(&r.driver.engine_writes, &engine_writes(&ops));
         }
     }
 
@@ -95,7 +137,10 @@ proptest! {
         let w = witnesses();
         let runs = agree(&w, &|| CsrDriver::new(ops.clone(), t, seed, true), 100_000).map_err(TestCaseError::fail)?;
         for r in &runs {
-            check_serial(&MAP, &BUILD, r.driver.master.completions()).map_err(TestCaseError::fail)?;
+            check_serial(&TEST_MAP, &BUILD, r.driver.master.completions()).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(&r.driver.engine_writes, &engine_writes(&ops));
+            let reads = ops.iter().filter(|op| matches!(op, Op::Read { addr } if is_engine_reg(&TEST_MAP, *addr))).count();
+            prop_assert_eq!(r.driver.engine_reads.len(), reads);
         }
     }
 }
@@ -150,9 +195,69 @@ fn id_block_reads_the_map_and_build() {
             (OKAY, 0x1234_abcd),
             (OKAY, 1),
             (OKAY, ctrl::BASE),
-            (OKAY, 0),
+            (OKAY, kv::BASE),
         ]
     );
+}
+
+#[test]
+fn engine_registers_go_through_the_engine_port() {
+    let w = witnesses();
+    let ops = vec![
+        Op::Read {
+            addr: kv::COUNTERS[0].addr,
+        },
+        Op::Write {
+            addr: kv::CMD.addr,
+            data: 1,
+            strb: 0xf,
+        },
+        Op::Write {
+            addr: kv::STATUS.addr,
+            data: 1,
+            strb: 0xf,
+        },
+        Op::Read {
+            addr: kv::BLK_TYPE.addr,
+        },
+    ];
+    let runs = agree(
+        &w,
+        &|| CsrDriver::new(ops.clone(), Timing::EAGER, 0, true),
+        10_000,
+    )
+    .unwrap();
+    for r in &runs {
+        let c: Vec<_> = r
+            .driver
+            .master
+            .completions()
+            .iter()
+            .map(|c| c.map(|c| (c.resp, c.data)).unwrap())
+            .collect();
+        let counter = weft_model::csr::fake_engine_read((kv::COUNTERS[0].addr >> 2) as u16);
+        assert_eq!(
+            c,
+            vec![
+                (OKAY, counter),
+                (OKAY, 0),
+                (SLVERR, 0),
+                (OKAY, weft_regs::block_type::KV_AGG)
+            ]
+        );
+        assert_eq!(
+            r.driver.engine_writes,
+            vec![EngineWrite {
+                word: (kv::CMD.addr >> 2) as u16,
+                data: 1,
+                strb: 0xf
+            }]
+        );
+        assert_eq!(
+            r.driver.engine_reads,
+            vec![(kv::COUNTERS[0].addr >> 2) as u16]
+        );
+    }
 }
 
 #[test]

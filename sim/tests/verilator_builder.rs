@@ -4,6 +4,7 @@
 //! They skip (with a message) when Verilator or a C++ compiler is missing,
 //! unless `WEFT_REQUIRE_VERILATOR=1`, in which case they fail.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -23,7 +24,9 @@ fn have_verilator() -> bool {
     if std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() == Ok("1") {
         panic!("WEFT_REQUIRE_VERILATOR=1 but Verilator is unusable: {why}");
     }
-    eprintln!("skipping Verilator test: {why}");
+    // Straight to stderr, past the test harness's output capture, so the
+    // skip shows in a normal `cargo test` run.
+    let _ = writeln!(std::io::stderr(), "skipping Verilator test: {why}");
     false
 }
 

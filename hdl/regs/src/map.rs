@@ -18,6 +18,8 @@ pub mod block_type {
     pub const ID: u32 = 0x5746_0001;
     /// The control block.
     pub const CTRL: u32 = 0x5746_0002;
+    /// The key-value aggregation engine.
+    pub const KV_AGG: u32 = 0x5746_0003;
 }
 
 /// Board ids carried in `ID.BOARD_ID`.
@@ -294,6 +296,261 @@ pub mod ctrl {
             CYCLE_LO,
             CYCLE_HI,
             IRQ_TEST,
+        ],
+    };
+}
+
+/// A 64-bit event counter as a LO/HI register pair: reading LO latches HI,
+/// so software reads a consistent value with LO first.
+const fn counter(
+    base: u32,
+    off: u32,
+    name_lo: &'static str,
+    name_hi: &'static str,
+    doc: &'static str,
+) -> [Register; 2] {
+    [
+        Register {
+            name: name_lo,
+            addr: base + off,
+            access: Access::Ro,
+            value: Value::Live { reset: 0 },
+            fields: &[],
+            doc,
+        },
+        Register {
+            name: name_hi,
+            addr: base + off + 4,
+            access: Access::Ro,
+            value: Value::Live { reset: 0 },
+            fields: &[],
+            doc: "Bits 63:32 of the counter, as latched by the last read of its LO word",
+        },
+    ]
+}
+
+/// The key-value aggregation engine (`kv_agg`).
+pub mod kv {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0200;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// `CTRL.REPLACE`.
+    pub const CTRL_REPLACE: Field = Field {
+        name: "REPLACE",
+        lsb: 0,
+        width: 1,
+        doc: "Hot-key-agnostic replacement: a colliding newcomer may evict a cold resident",
+    };
+    /// Control.
+    pub const CTRL: Register = Register {
+        name: "CTRL",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 1 },
+        fields: &[CTRL_REPLACE],
+        doc: "Engine control",
+    };
+    /// Active job.
+    pub const JOB: Register = Register {
+        name: "JOB",
+        addr: BASE + 0x10,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Job id the engine aggregates (bits 15:0); packets of other jobs are malformed",
+    };
+    /// `CMD.FLUSH`.
+    pub const CMD_FLUSH: Field = Field {
+        name: "FLUSH",
+        lsb: 0,
+        width: 1,
+        doc: "Drain every resident slot to the host as flush records, then a flush-done record; clears the table",
+    };
+    /// `CMD.RESET`.
+    pub const CMD_RESET: Field = Field {
+        name: "RESET",
+        lsb: 1,
+        width: 1,
+        doc: "Clear every sender's sequence window and the counters (between jobs, after a flush)",
+    };
+    /// Commands.
+    pub const CMD: Register = Register {
+        name: "CMD",
+        addr: BASE + 0x14,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[CMD_FLUSH, CMD_RESET],
+        doc: "Write 1 to start a command; reads 0",
+    };
+    /// `STATUS.FLUSHING`.
+    pub const STATUS_FLUSHING: Field = Field {
+        name: "FLUSHING",
+        lsb: 0,
+        width: 1,
+        doc: "A flush is in progress (input is held off)",
+    };
+    /// Status.
+    pub const STATUS: Register = Register {
+        name: "STATUS",
+        addr: BASE + 0x18,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[STATUS_FLUSHING],
+        doc: "Engine status",
+    };
+    /// `GEOMETRY.LANES`.
+    pub const GEOMETRY_LANES: Field = Field {
+        name: "LANES",
+        lsb: 0,
+        width: 8,
+        doc: "Tuple lanes per beat (beat width / 64 bits)",
+    };
+    /// `GEOMETRY.SLOT_BITS`.
+    pub const GEOMETRY_SLOT_BITS: Field = Field {
+        name: "SLOT_BITS",
+        lsb: 8,
+        width: 8,
+        doc: "log2 of the slots in each lane's bank",
+    };
+    /// `GEOMETRY.SENDERS`.
+    pub const GEOMETRY_SENDERS: Field = Field {
+        name: "SENDERS",
+        lsb: 16,
+        width: 8,
+        doc: "Senders with a sequence window",
+    };
+    /// `GEOMETRY.WINDOW`.
+    pub const GEOMETRY_WINDOW: Field = Field {
+        name: "WINDOW",
+        lsb: 24,
+        width: 8,
+        doc: "Sequence window per sender, in packets",
+    };
+    /// Geometry of this build.
+    pub const GEOMETRY: Register = Register {
+        name: "GEOMETRY",
+        addr: BASE + 0x1C,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[
+            GEOMETRY_LANES,
+            GEOMETRY_SLOT_BITS,
+            GEOMETRY_SENDERS,
+            GEOMETRY_WINDOW,
+        ],
+        doc: "Build parameters of the engine",
+    };
+    const C0: [Register; 2] = counter(
+        BASE,
+        0x20,
+        "PKTS_LO",
+        "PKTS_HI",
+        "Data packets accepted for aggregation (new, in window)",
+    );
+    const C1: [Register; 2] = counter(
+        BASE,
+        0x28,
+        "TUPLES_IN_LO",
+        "TUPLES_IN_HI",
+        "Tuples in accepted packets",
+    );
+    const C2: [Register; 2] = counter(
+        BASE,
+        0x30,
+        "AGGREGATED_LO",
+        "AGGREGATED_HI",
+        "Tuples absorbed into a slot on the card",
+    );
+    const C3: [Register; 2] = counter(
+        BASE,
+        0x38,
+        "SPILLED_LO",
+        "SPILLED_HI",
+        "Records spilled to the host (rejected newcomers, evictions, overflows)",
+    );
+    const C4: [Register; 2] = counter(
+        BASE,
+        0x40,
+        "EVICTED_LO",
+        "EVICTED_HI",
+        "Residents evicted by a newcomer (each also counted as spilled)",
+    );
+    const C5: [Register; 2] = counter(
+        BASE,
+        0x48,
+        "OVERFLOWS_LO",
+        "OVERFLOWS_HI",
+        "Partial sums spilled because the 32-bit accumulator would overflow",
+    );
+    const C6: [Register; 2] = counter(
+        BASE,
+        0x50,
+        "DUP_PKTS_LO",
+        "DUP_PKTS_HI",
+        "Duplicate packets: acknowledged again, not aggregated",
+    );
+    const C7: [Register; 2] = counter(
+        BASE,
+        0x58,
+        "MALFORMED_LO",
+        "MALFORMED_HI",
+        "Malformed packets, dropped whole",
+    );
+    const C8: [Register; 2] = counter(
+        BASE,
+        0x60,
+        "WINDOW_DROPS_LO",
+        "WINDOW_DROPS_HI",
+        "Packets ahead of their sender's window, dropped unacknowledged",
+    );
+    /// Counters, LO/HI pairs in address order.
+    pub const COUNTERS: [Register; 18] = [
+        C0[0], C0[1], C1[0], C1[1], C2[0], C2[1], C3[0], C3[1], C4[0], C4[1], C5[0], C5[1], C6[0],
+        C6[1], C7[0], C7[1], C8[0], C8[1],
+    ];
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "kv",
+        type_id: super::block_type::KV_AGG,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "Key-value stream aggregation (after ASK): control, geometry, counters",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            CTRL,
+            JOB,
+            CMD,
+            STATUS,
+            GEOMETRY,
+            C0[0],
+            C0[1],
+            C1[0],
+            C1[1],
+            C2[0],
+            C2[1],
+            C3[0],
+            C3[1],
+            C4[0],
+            C4[1],
+            C5[0],
+            C5[1],
+            C6[0],
+            C6[1],
+            C7[0],
+            C7[1],
+            C8[0],
+            C8[1],
         ],
     };
 }

@@ -18,6 +18,13 @@
 //!   cycle after the write is accepted.
 //! - A read accepted on the same cycle as a write sees the register's value
 //!   from before that write.
+//! - Live registers of engine blocks (every block but `id` and `ctrl`) are
+//!   forwarded to the engine register port: a read's data is `eng_rdata`,
+//!   which the engines produce combinationally for `eng_raddr` (the read
+//!   address's word), and `eng_re` marks the cycle the read is accepted; an
+//!   accepted write to a writable engine register raises `eng_we` with
+//!   `eng_waddr`, `eng_wdata` and `eng_wstrb` on the acceptance cycle.
+//!   Access checks (DECERR, SLVERR) stay here, from the map.
 //! - The low two address bits are ignored.
 
 use crate::axil::{self, AxilMaster, MasterSignals, Op, SlaveSignals, DECERR, OKAY, SLVERR};
@@ -45,6 +52,8 @@ crate::ports! {
         pub s_axil_arvalid: bool = 1,
         /// AXI4-Lite RREADY.
         pub s_axil_rready: bool = 1,
+        /// Engine register port: read data for `eng_raddr`.
+        pub eng_rdata: u32 = 32,
     }
 }
 
@@ -69,6 +78,18 @@ crate::ports! {
         pub s_axil_rvalid: bool = 1,
         /// Interrupt vector 0, a one-cycle pulse.
         pub irq: bool = 1,
+        /// Engine register port: read word address.
+        pub eng_raddr: u16 = 14,
+        /// Engine register port: read accepted.
+        pub eng_re: bool = 1,
+        /// Engine register port: write word address.
+        pub eng_waddr: u16 = 14,
+        /// Engine register port: write data.
+        pub eng_wdata: u32 = 32,
+        /// Engine register port: write strobes.
+        pub eng_wstrb: u8 = 4,
+        /// Engine register port: write enable.
+        pub eng_we: bool = 1,
     }
 }
 
@@ -85,6 +106,7 @@ impl CsrIn {
             s_axil_araddr: m.araddr as u16,
             s_axil_arvalid: m.arvalid,
             s_axil_rready: m.rready,
+            eng_rdata: 0,
         }
     }
 }
@@ -103,6 +125,16 @@ impl CsrOut {
             rvalid: self.s_axil_rvalid,
         }
     }
+}
+
+/// Whether the register at `addr` is an engine's live register, served by
+/// the engine register port.
+pub fn is_engine_reg(map: &Map, addr: u32) -> bool {
+    map.lookup(addr).is_some_and(|(b, r)| {
+        matches!(r.value, Value::Live { .. })
+            && b.type_id != weft_regs::block_type::ID
+            && b.type_id != weft_regs::block_type::CTRL
+    })
 }
 
 /// Expand 4 byte strobes to a 32-bit mask.
@@ -151,7 +183,19 @@ impl CsrModel {
     fn outputs(&self) -> CsrOut {
         let i = &self.inputs;
         let aw_fire = i.s_axil_awvalid && i.s_axil_wvalid && !self.b_valid;
+        let ar_fire = i.s_axil_arvalid && !self.r_valid;
+        let awaddr = i.s_axil_awaddr as u32;
+        let writable = self
+            .map
+            .lookup(awaddr)
+            .is_some_and(|(_, r)| r.access.writable());
         CsrOut {
+            eng_raddr: i.s_axil_araddr >> 2,
+            eng_re: ar_fire && is_engine_reg(&self.map, i.s_axil_araddr as u32),
+            eng_waddr: i.s_axil_awaddr >> 2,
+            eng_wdata: i.s_axil_wdata,
+            eng_wstrb: i.s_axil_wstrb,
+            eng_we: aw_fire && writable && is_engine_reg(&self.map, awaddr),
             s_axil_awready: aw_fire,
             s_axil_wready: aw_fire,
             s_axil_bresp: self.b_resp,
@@ -171,6 +215,9 @@ impl CsrModel {
         };
         if let Some(v) = self.map.const_value(block, reg, &self.build) {
             return (v, OKAY);
+        }
+        if is_engine_reg(&self.map, addr) {
+            return (self.inputs.eng_rdata, OKAY);
         }
         let data = if reg.addr == ctrl::SCRATCH.addr {
             self.scratch
@@ -252,13 +299,34 @@ impl Dut for CsrModel {
     }
 }
 
-/// Drives the CSR block with an AXI4-Lite master program and counts
-/// interrupt pulses.
+/// The stand-in engine behind the engine register port in CSR tests: reads
+/// of word `w` return this.
+pub fn fake_engine_read(word: u16) -> u32 {
+    (word as u32).wrapping_mul(0x9e37_79b9) ^ 0x5a5a_0000
+}
+
+/// An engine register write seen on the engine port.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EngineWrite {
+    /// Word address.
+    pub word: u16,
+    /// Data.
+    pub data: u32,
+    /// Byte strobes.
+    pub strb: u8,
+}
+
+/// Drives the CSR block with an AXI4-Lite master program, plays a stand-in
+/// engine on the engine register port, and counts interrupt pulses.
 pub struct CsrDriver {
     /// The master.
     pub master: AxilMaster,
     /// Cycles on which `irq` was high.
     pub irq_cycles: Vec<u64>,
+    /// Writes seen on the engine register port.
+    pub engine_writes: Vec<EngineWrite>,
+    /// Engine reads accepted (eng_re), by word.
+    pub engine_reads: Vec<u16>,
     cycle: u64,
 }
 
@@ -268,6 +336,8 @@ impl CsrDriver {
         Self {
             master: AxilMaster::new(ops, timing, seed, serial),
             irq_cycles: vec![],
+            engine_writes: vec![],
+            engine_reads: vec![],
             cycle: 0,
         }
     }
@@ -275,7 +345,9 @@ impl CsrDriver {
 
 impl Driver<CsrIn, CsrOut> for CsrDriver {
     fn drive(&mut self) -> CsrIn {
-        CsrIn::from_master(&self.master.drive())
+        let mut i = CsrIn::from_master(&self.master.drive());
+        i.eng_rdata = fake_engine_read(i.s_axil_araddr >> 2);
+        i
     }
     fn observe(&mut self, inputs: &CsrIn, outputs: &CsrOut) {
         let m = MasterSignals {
@@ -292,6 +364,16 @@ impl Driver<CsrIn, CsrOut> for CsrDriver {
         self.master.observe(&m, &outputs.slave());
         if outputs.irq {
             self.irq_cycles.push(self.cycle);
+        }
+        if outputs.eng_we {
+            self.engine_writes.push(EngineWrite {
+                word: outputs.eng_waddr,
+                data: outputs.eng_wdata,
+                strb: outputs.eng_wstrb,
+            });
+        }
+        if outputs.eng_re {
+            self.engine_reads.push(outputs.eng_raddr);
         }
         self.cycle += 1;
     }
@@ -345,6 +427,8 @@ pub fn check_serial(
                 }
                 let want = if let Some(v) = map.const_value(b, r, build) {
                     Some(v)
+                } else if is_engine_reg(map, addr) {
+                    Some(fake_engine_read((addr >> 2) as u16))
                 } else if r.addr == ctrl::SCRATCH.addr {
                     Some(scratch)
                 } else if r.addr == ctrl::CYCLE_HI.addr {

@@ -58,7 +58,7 @@ pub fn lint(
             Some(abs)
         }
     };
-    let tc = cached_toolchain()?;
+    let tc = cached_toolchain(None)?;
     let dir = TempDir::new()?;
     let file = format!("{top}.v");
     std::fs::write(dir.0.join(&file), verilog).map_err(VerilatorError::io(format!(

@@ -33,6 +33,12 @@ const HINT: &str = "`verilator` (5.x) was not found on PATH; install it \
 /// Errors: [`VerilatorError::NotFound`] when there is no Verilator,
 /// [`VerilatorError::Version`] when it is not a usable Verilator 5.
 pub fn toolchain() -> Result<Toolchain, VerilatorError> {
+    let (bin, cxx) = locate()?;
+    probe(bin, cxx)
+}
+
+/// The `verilator` executable and the C++ compiler, from the environment.
+fn locate() -> Result<(PathBuf, Option<PathBuf>), VerilatorError> {
     let bin = match std::env::var_os("WEFT_VERILATOR").filter(|v| !v.is_empty()) {
         Some(v) => {
             let p = PathBuf::from(&v);
@@ -55,7 +61,16 @@ pub fn toolchain() -> Result<Toolchain, VerilatorError> {
             })?
         }
     };
+    let cxx = match std::env::var_os("CXX").filter(|v| !v.is_empty()) {
+        Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
+        Some(v) => find_on_path(&v),
+        None => find_on_path(&OsString::from("g++")),
+    };
+    Ok((bin, cxx))
+}
 
+/// Ask the tools for their versions and Verilator for its root.
+fn probe(bin: PathBuf, cxx: Option<PathBuf>) -> Result<Toolchain, VerilatorError> {
     // The two queries each start Perl; run them side by side.
     let spawn = |args: &[&str]| {
         Command::new(&bin)
@@ -123,11 +138,6 @@ pub fn toolchain() -> Result<Toolchain, VerilatorError> {
         )));
     }
 
-    let cxx = match std::env::var_os("CXX").filter(|v| !v.is_empty()) {
-        Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
-        Some(v) => find_on_path(&v),
-        None => find_on_path(&OsString::from("g++")),
-    };
     let cxx_version = match &cxx {
         Some(c) => Command::new(c)
             .arg("--version")
@@ -156,15 +166,104 @@ pub fn toolchain() -> Result<Toolchain, VerilatorError> {
     })
 }
 
-/// The toolchain, probed once per process (probing starts Perl twice,
-/// ~100 ms, which would dominate a cache hit).
-pub(crate) fn cached_toolchain() -> Result<&'static Toolchain, VerilatorError> {
+/// The toolchain, probed once per process. Probing starts Perl twice
+/// (~50-100 ms), which would dominate a cache hit, so with `memo_dir` the
+/// result is also remembered on disk, keyed by the paths, sizes and
+/// modification times of `verilator` and the compiler (a package upgrade
+/// changes them).
+pub(crate) fn cached_toolchain(
+    memo_dir: Option<&Path>,
+) -> Result<&'static Toolchain, VerilatorError> {
     static TC: OnceLock<Toolchain> = OnceLock::new();
     if let Some(tc) = TC.get() {
         return Ok(tc);
     }
-    let tc = toolchain()?;
+    let (bin, cxx) = locate()?;
+    let memo = memo_dir.map(|d| {
+        d.join(format!(
+            "toolchain-{}.txt",
+            fingerprint(&bin, cxx.as_deref())
+        ))
+    });
+    if let Some(tc) = memo
+        .as_deref()
+        .and_then(|m| read_memo(m, &bin, cxx.as_deref()))
+    {
+        return Ok(TC.get_or_init(|| tc));
+    }
+    let tc = probe(bin, cxx)?;
+    if let Some(m) = &memo {
+        write_memo(m, &tc);
+    }
     Ok(TC.get_or_init(|| tc))
+}
+
+fn fingerprint(bin: &Path, cxx: Option<&Path>) -> String {
+    let mut k = super::cache::KeyHasher::new("weft-toolchain-v1");
+    for p in [Some(bin), cxx].into_iter().flatten() {
+        k.field(p.as_os_str().as_encoded_bytes());
+        if let Ok(m) = p.metadata() {
+            k.field(&m.len().to_le_bytes());
+            if let Ok(t) = m.modified().and_then(|t| {
+                t.duration_since(std::time::UNIX_EPOCH)
+                    .map_err(std::io::Error::other)
+            }) {
+                k.field(&t.as_nanos().to_le_bytes());
+            }
+        }
+    }
+    k.hex()[..16].to_string()
+}
+
+fn read_memo(path: &Path, bin: &Path, cxx: Option<&Path>) -> Option<Toolchain> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let (b, version, root, c, cxx_version) = (
+        lines.next()?,
+        lines.next()?,
+        lines.next()?,
+        lines.next()?,
+        lines.next()?,
+    );
+    let cxx_path = (!c.is_empty()).then(|| PathBuf::from(c));
+    let root = PathBuf::from(root);
+    let ok = Path::new(b) == bin
+        && cxx_path.as_deref() == cxx
+        && parse_version(&format!("Verilator {version}")).as_deref() == Some(version)
+        && root.join("include").join("verilated.h").is_file();
+    ok.then(|| Toolchain {
+        bin: bin.to_path_buf(),
+        version: version.to_string(),
+        root,
+        cxx: cxx_path,
+        cxx_version: cxx_version.to_string(),
+    })
+}
+
+/// Best effort: a memo that cannot be written is only a slower next start.
+fn write_memo(path: &Path, tc: &Toolchain) {
+    let (Some(b), Some(r)) = (tc.bin.to_str(), tc.root.to_str()) else {
+        return;
+    };
+    let c = match &tc.cxx {
+        Some(c) => match c.to_str() {
+            Some(c) => c,
+            None => return,
+        },
+        None => "",
+    };
+    if [b, r, c, &tc.cxx_version].iter().any(|s| s.contains('\n')) {
+        return;
+    }
+    let text = format!("{b}\n{}\n{r}\n{c}\n{}\n", tc.version, tc.cxx_version);
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 /// `"Verilator 5.006 2023-01-22 rev (Debian 5.006-3)"` -> `"5.006"`.
