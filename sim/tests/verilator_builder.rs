@@ -95,6 +95,50 @@ fn counter_source() -> ModelSource {
     }
 }
 
+/// One port of each width class, combinational, no clock.
+fn widths_source() -> ModelSource {
+    ModelSource {
+        verilog: "module widths(\n\
+            input [11:0] a, input [31:0] b, input [63:0] c, input [95:0] d, input [64:0] e,\n\
+            output [11:0] ya, output [31:0] yb, output [63:0] yc, output [95:0] yd,\n\
+            output [64:0] ye);\n\
+            assign ya = ~a;\n  assign yb = b + 32'd1;\n  assign yc = ~c;\n\
+            assign yd = ~d;\n  assign ye = ~e;\nendmodule\n"
+            .into(),
+        top: "widths".into(),
+        ports: vec![
+            PortSpec::input("a", 12),
+            PortSpec::input("b", 32),
+            PortSpec::input("c", 64),
+            PortSpec::input("d", 96),
+            PortSpec::input("e", 65),
+            PortSpec::output("ya", 12),
+            PortSpec::output("yb", 32),
+            PortSpec::output("yc", 64),
+            PortSpec::output("yd", 96),
+            PortSpec::output("ye", 65),
+        ],
+        clock: None,
+    }
+}
+
+/// Expected outputs of `widths` for packed inputs (a: word 0, b: 1,
+/// c: 2-3, d: 4-6, e: 7-9; the outputs likewise).
+fn widths_reference(i: &[u32; 10]) -> [u32; 10] {
+    [
+        !i[0] & 0xfff,
+        i[1].wrapping_add(1),
+        !i[2],
+        !i[3],
+        !i[4],
+        !i[5],
+        !i[6],
+        !i[7],
+        !i[8],
+        !i[9] & 1,
+    ]
+}
+
 const MASK40: u64 = (1 << 40) - 1;
 const MASK70: u128 = (1 << 70) - 1;
 
@@ -284,6 +328,28 @@ fn counter_builds_caches_and_runs() {
     assert_eq!(h.join().unwrap(), r2.outputs(0));
     m.eval(&pack(0, 0, 0), &mut out);
     assert_eq!(out, r.outputs(0));
+
+    // Every width class (CData .. VlWide, full and partial top words), no
+    // clock; built in the same cache, so the runtime is not compiled again.
+    let (widths, stages) = build_logged(&widths_source(), cache.path(), false);
+    let widths = widths.unwrap_or_else(|e| panic!("build failed: {e}"));
+    assert!(
+        !stages.iter().any(|s| s.contains("runtime")),
+        "runtime rebuilt: {stages:?}"
+    );
+    assert_eq!(widths.clock(), None);
+    assert_eq!((widths.input_words(), widths.output_words()), (10, 10));
+    let mut w = Model::new(&widths, None).unwrap();
+    let mut out = [0u32; 10];
+    for _ in 0..200 {
+        let mut inp = [0u32; 10];
+        for x in inp.iter_mut() {
+            *x = rng.next() as u32;
+        }
+        w.eval(&inp, &mut out);
+        w.tick(); // no clock: just evaluates
+        assert_eq!(out, widths_reference(&inp));
+    }
 
     // A VCD needs a library built with tracing.
     let vcd = cache.path().join("no.vcd");
