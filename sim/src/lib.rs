@@ -15,6 +15,7 @@ pub mod blocks;
 pub mod device;
 pub mod engine;
 pub mod hdl;
+pub mod kv_card;
 pub mod probe;
 pub mod verilator;
 pub mod vl;

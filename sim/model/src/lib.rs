@@ -13,6 +13,7 @@
 pub mod axil;
 pub mod csr;
 pub mod dut;
+pub mod kv_agg;
 pub mod ports;
 
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
