@@ -383,7 +383,7 @@ mod tests {
             .map(|i| {
                 (
                     (i * 7 % 13) as u32,
-                    if i % 3 == 0 { i32::MAX } else { -(i as i32) },
+                    if i % 3 == 0 { i32::MAX } else { -i },
                 )
             })
             .collect();
