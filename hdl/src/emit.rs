@@ -59,10 +59,29 @@ pub fn csr(build: &BuildInfo) -> Csr {
     uut
 }
 
+/// The key-value engine as built into the card: 512-bit stream (8 lanes),
+/// 512 slots per lane.
+pub type KvAggCard = crate::kv_agg::KvAgg<8, 512, 9>;
+/// A narrow key-value engine for fast tests in rust-hdl: 2 lanes, 4 slots.
+pub type KvAggNarrow = crate::kv_agg::KvAgg<2, 128, 2>;
+
+/// A connected key-value engine.
+pub fn kv_agg<const L: usize, const W: usize, const SB: usize>() -> crate::kv_agg::KvAgg<L, W, SB> {
+    let mut uut = crate::kv_agg::KvAgg::<L, W, SB>::new();
+    uut.connect_all();
+    uut
+}
+
 /// Verilog of every block of the card, for `build`.
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
-    vec![Emitted {
-        name: "csr",
-        verilog: verilog_of(&csr(build), &module_name("csr")),
-    }]
+    vec![
+        Emitted {
+            name: "csr",
+            verilog: verilog_of(&csr(build), &module_name("csr")),
+        },
+        Emitted {
+            name: "kv_agg",
+            verilog: verilog_of(&kv_agg::<8, 512, 9>(), &module_name("kv_agg")),
+        },
+    ]
 }

@@ -7,8 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod build_info;
+pub mod common;
 pub mod csr;
 pub mod emit;
+pub mod kv_agg;
 pub mod lint;
 
 pub use build_info::this_build;

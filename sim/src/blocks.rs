@@ -35,3 +35,46 @@ crate::hdl_ports!(
         eng_we,
     }
 );
+
+macro_rules! kv_glue {
+    ($($block:ty => $in:ident, $out:ident;)*) => {$(
+        crate::hdl_ports!(
+            $block,
+            $in {
+                s_tdata,
+                s_tlast,
+                s_tvalid,
+                s_tuser_size,
+                m_tready,
+                a_tready,
+                eng_raddr,
+                eng_re,
+                eng_waddr,
+                eng_wdata,
+                eng_wstrb,
+                eng_we,
+            },
+            $out {
+                s_tready,
+                m_tdata,
+                m_tkeep,
+                m_tuser,
+                m_tlast,
+                m_tvalid,
+                a_tdata,
+                a_tvalid,
+                eng_rdata,
+            }
+        );
+    )*};
+}
+
+use weft_hdl::kv_agg::KvAgg;
+use weft_model::kv_agg::ports::{KvIn2, KvIn4, KvIn8, KvOut2, KvOut4, KvOut8};
+
+kv_glue! {
+    KvAgg<2, 128, 2> => KvIn2, KvOut2;
+    KvAgg<4, 256, 3> => KvIn4, KvOut4;
+    KvAgg<8, 512, 9> => KvIn8, KvOut8;
+    KvAgg<8, 512, 3> => KvIn8, KvOut8;
+}

@@ -11,8 +11,10 @@
 //! the engine stays exact for any placement, since the host merges every
 //! partial sum it receives. See [`model::KvModel`] for the behaviour.
 
+pub mod driver;
 pub mod model;
 pub mod packet;
+pub mod ports;
 
 pub use model::{slot_of, Counters, KvModel, Slot, HITS_MAX, WINDOW};
 

@@ -380,12 +380,7 @@ mod tests {
         let mut beats = vec![];
         let mut want: HashMap<u32, i64> = HashMap::new();
         let tuples: Vec<(u32, i32)> = (0..40)
-            .map(|i| {
-                (
-                    (i * 7 % 13) as u32,
-                    if i % 3 == 0 { i32::MAX } else { -i },
-                )
-            })
+            .map(|i| ((i * 7 % 13) as u32, if i % 3 == 0 { i32::MAX } else { -i }))
             .collect();
         for (seq, chunk) in tuples.chunks(5).enumerate() {
             let p = pkt(1, seq as u32, chunk);

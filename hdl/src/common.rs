@@ -1,0 +1,157 @@
+//! Small building blocks shared by the engines.
+
+use rust_hdl::prelude::*;
+
+/// A 64-bit event counter readable as a LO/HI register pair: `latch` (a read
+/// of the LO word) captures the HI word, so software reads LO then HI and
+/// gets one consistent value. Two 32-bit halves, because rust-hdl simulates
+/// `Bits` wider than 32 bit by bit.
+#[derive(LogicBlock, Default)]
+pub struct Counter64 {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Amount to add this cycle.
+    pub inc: Signal<In, Bits<32>>,
+    /// Clear to zero (wins over `inc`).
+    pub clear: Signal<In, Bit>,
+    /// Latch the HI word (a LO read).
+    pub latch: Signal<In, Bit>,
+    /// Bits 31:0.
+    pub lo: Signal<Out, Bits<32>>,
+    /// Bits 63:32 as latched.
+    pub hi_latched: Signal<Out, Bits<32>>,
+    lo_q: DFF<Bits<32>>,
+    hi_q: DFF<Bits<32>>,
+    latch_q: DFF<Bits<32>>,
+    sum: Signal<Local, Bits<32>>,
+}
+
+impl Logic for Counter64 {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, lo_q, hi_q, latch_q);
+        self.sum.next = self.lo_q.q.val() + self.inc.val();
+        self.lo_q.d.next = self.sum.val();
+        // Carry out of the low word: the sum wrapped below the old value.
+        if self.sum.val() < self.lo_q.q.val() {
+            self.hi_q.d.next = self.hi_q.q.val() + 1;
+        }
+        if self.latch.val() {
+            self.latch_q.d.next = self.hi_q.q.val();
+        }
+        if self.clear.val() {
+            self.lo_q.d.next = 0.into();
+            self.hi_q.d.next = 0.into();
+            self.latch_q.d.next = 0.into();
+        }
+        self.lo.next = self.lo_q.q.val();
+        self.hi_latched.next = self.latch_q.q.val();
+    }
+}
+
+/// A 4-entry first-word-fall-through FIFO. `push` and `pop` may happen on
+/// the same cycle; callers keep `push` off when full and `pop` off when
+/// empty (the engines reserve space before they accept input).
+#[derive(LogicBlock)]
+pub struct Fifo4<D: Synth> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Write `data_in` this cycle.
+    pub push: Signal<In, Bit>,
+    /// Data to write.
+    pub data_in: Signal<In, D>,
+    /// Drop the head this cycle.
+    pub pop: Signal<In, Bit>,
+    /// The head (valid when `count` is non-zero).
+    pub data_out: Signal<Out, D>,
+    /// Entries held, 0..=4.
+    pub count: Signal<Out, Bits<3>>,
+    mem: [DFF<D>; 4],
+    rd: DFF<Bits<2>>,
+    wr: DFF<Bits<2>>,
+    n: DFF<Bits<3>>,
+    one2: Constant<Bits<2>>,
+    one3: Constant<Bits<3>>,
+}
+
+impl<D: Synth> Default for Fifo4<D> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            push: Default::default(),
+            data_in: Default::default(),
+            pop: Default::default(),
+            data_out: Default::default(),
+            count: Default::default(),
+            mem: array_init::array_init(|_| Default::default()),
+            rd: Default::default(),
+            wr: Default::default(),
+            n: Default::default(),
+            one2: Constant::new(1u64.into()),
+            one3: Constant::new(1u64.into()),
+        }
+    }
+}
+
+impl<D: Synth> Logic for Fifo4<D> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, rd, wr, n);
+        for i in 0..4 {
+            self.mem[i].clock.next = self.clock.val();
+            self.mem[i].d.next = self.mem[i].q.val();
+        }
+        self.data_out.next = self.mem[0].q.val();
+        for i in 0..4 {
+            if self.rd.q.val().index() == i {
+                self.data_out.next = self.mem[i].q.val();
+            }
+            if self.push.val() & (self.wr.q.val().index() == i) {
+                self.mem[i].d.next = self.data_in.val();
+            }
+        }
+        if self.push.val() {
+            self.wr.d.next = self.wr.q.val() + self.one2.val();
+        }
+        if self.pop.val() {
+            self.rd.d.next = self.rd.q.val() + self.one2.val();
+        }
+        if self.push.val() & !self.pop.val() {
+            self.n.d.next = self.n.q.val() + self.one3.val();
+        }
+        if !self.push.val() & self.pop.val() {
+            self.n.d.next = self.n.q.val() - self.one3.val();
+        }
+        self.count.next = self.n.q.val();
+    }
+}
+
+/// Zero-extends `narrow` to `wide`. A block of its own for two reasons:
+/// rust-hdl's `bit_cast` cannot see a `for` loop's index, and it emits a
+/// widening cast as `x & N'hmask`, which Verilator's lint rightly flags as a
+/// width mismatch; this block emits an explicit zero-extension instead.
+#[derive(LogicBlock, Default)]
+pub struct Widen<const N: usize, const M: usize> {
+    /// The narrow value.
+    pub narrow: Signal<In, Bits<M>>,
+    /// The same value, `N` bits wide.
+    pub wide: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const M: usize> Logic for Widen<N, M> {
+    fn update(&mut self) {
+        self.wide.next = bit_cast::<N, M>(self.narrow.val());
+    }
+
+    fn connect(&mut self) {
+        self.wide.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert!(N > M, "Widen<{N}, {M}> must widen");
+        Verilog::Custom(format!(
+            "always @(*) wide = {{{{{}{{1'b0}}}}, narrow}};",
+            N - M
+        ))
+    }
+}
