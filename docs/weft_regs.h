@@ -48,4 +48,51 @@
 #define WEFT_CTRL_IRQ_TEST_VECTOR0_MASK 0x00000001u
 #define WEFT_CTRL_IRQ_TEST_VECTOR0_SHIFT 0u
 
+/* kv: Key-value stream aggregation (after ASK): control, geometry, counters */
+#define WEFT_KV_BASE 0x0200u
+#define WEFT_KV_TYPE 0x57460003u
+#define WEFT_KV_VERSION 1u
+#define WEFT_KV_BLK_TYPE 0x0200u /* RO Block header: what this block is */
+#define WEFT_KV_BLK_VERSION 0x0204u /* RO Block header: layout version of this block */
+#define WEFT_KV_BLK_NEXT 0x0208u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_KV_CTRL 0x020Cu /* RW Engine control */
+#define WEFT_KV_CTRL_REPLACE_MASK 0x00000001u
+#define WEFT_KV_CTRL_REPLACE_SHIFT 0u
+#define WEFT_KV_JOB 0x0210u /* RW Job id the engine aggregates (bits 15:0); packets of other jobs are malformed */
+#define WEFT_KV_CMD 0x0214u /* WO Write 1 to start a command; reads 0 */
+#define WEFT_KV_CMD_FLUSH_MASK 0x00000001u
+#define WEFT_KV_CMD_FLUSH_SHIFT 0u
+#define WEFT_KV_CMD_RESET_MASK 0x00000002u
+#define WEFT_KV_CMD_RESET_SHIFT 1u
+#define WEFT_KV_STATUS 0x0218u /* RO Engine status */
+#define WEFT_KV_STATUS_FLUSHING_MASK 0x00000001u
+#define WEFT_KV_STATUS_FLUSHING_SHIFT 0u
+#define WEFT_KV_GEOMETRY 0x021Cu /* RO Build parameters of the engine */
+#define WEFT_KV_GEOMETRY_LANES_MASK 0x000000FFu
+#define WEFT_KV_GEOMETRY_LANES_SHIFT 0u
+#define WEFT_KV_GEOMETRY_SLOT_BITS_MASK 0x0000FF00u
+#define WEFT_KV_GEOMETRY_SLOT_BITS_SHIFT 8u
+#define WEFT_KV_GEOMETRY_SENDERS_MASK 0x00FF0000u
+#define WEFT_KV_GEOMETRY_SENDERS_SHIFT 16u
+#define WEFT_KV_GEOMETRY_WINDOW_MASK 0xFF000000u
+#define WEFT_KV_GEOMETRY_WINDOW_SHIFT 24u
+#define WEFT_KV_PKTS_LO 0x0220u /* RO Data packets accepted for aggregation (new, in window) */
+#define WEFT_KV_PKTS_HI 0x0224u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_TUPLES_IN_LO 0x0228u /* RO Tuples in accepted packets */
+#define WEFT_KV_TUPLES_IN_HI 0x022Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_AGGREGATED_LO 0x0230u /* RO Tuples absorbed into a slot on the card */
+#define WEFT_KV_AGGREGATED_HI 0x0234u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_SPILLED_LO 0x0238u /* RO Records spilled to the host (rejected newcomers, evictions, overflows) */
+#define WEFT_KV_SPILLED_HI 0x023Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_EVICTED_LO 0x0240u /* RO Residents evicted by a newcomer (each also counted as spilled) */
+#define WEFT_KV_EVICTED_HI 0x0244u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_OVERFLOWS_LO 0x0248u /* RO Partial sums spilled because the 32-bit accumulator would overflow */
+#define WEFT_KV_OVERFLOWS_HI 0x024Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_DUP_PKTS_LO 0x0250u /* RO Duplicate packets: acknowledged again, not aggregated */
+#define WEFT_KV_DUP_PKTS_HI 0x0254u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_MALFORMED_LO 0x0258u /* RO Malformed packets, dropped whole */
+#define WEFT_KV_MALFORMED_HI 0x025Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_KV_WINDOW_DROPS_LO 0x0260u /* RO Packets ahead of their sender's window, dropped unacknowledged */
+#define WEFT_KV_WINDOW_DROPS_HI 0x0264u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+
 #endif /* WEFT_REGS_H */

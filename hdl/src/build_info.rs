@@ -12,7 +12,7 @@ pub fn for_board(board_id: u32) -> BuildInfo {
         board_id,
         build_date: env!("WEFT_BUILD_DATE").parse().unwrap_or(0),
         git_hash: env!("WEFT_GIT_HASH32").parse().unwrap_or(0),
-        features: Features::CTRL,
+        features: Features::CTRL.union(Features::KV_AGG),
     }
 }
 

@@ -72,6 +72,17 @@ pub fn kv_agg<const L: usize, const W: usize, const SB: usize>() -> crate::kv_ag
     uut
 }
 
+/// The simulated card: CSR block and a key-value engine of `1 << SB` slots
+/// per lane at 512 bits.
+pub type CardOf<const SB: usize> = crate::card::Card<8, 512, SB>;
+
+/// A connected card for `build`.
+pub fn card<const SB: usize>(build: &BuildInfo) -> CardOf<SB> {
+    let mut uut = crate::card::Card::<8, 512, SB>::new(build);
+    uut.connect_all();
+    uut
+}
+
 /// Verilog of every block of the card, for `build`.
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
     vec![
@@ -82,6 +93,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "kv_agg",
             verilog: verilog_of(&kv_agg::<8, 512, 9>(), &module_name("kv_agg")),
+        },
+        Emitted {
+            name: "card",
+            verilog: verilog_of(&card::<9>(build), &module_name("card")),
         },
     ]
 }

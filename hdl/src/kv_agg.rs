@@ -273,13 +273,6 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             "kv_agg: 2 to 8 lanes (header fills two)"
         );
         assert!((1..=14).contains(&SB), "kv_agg: 2 to 16384 slots per bank");
-        let zeros32 = || {
-            RAM::new(
-                (0..1u64 << SB)
-                    .map(|i| (Bits::from(i), Bits::<32>::from(0u64)))
-                    .collect::<BTreeMap<_, _>>(),
-            )
-        };
         let zeros4 = || {
             RAM::new(
                 (0..1u64 << SB)
@@ -311,8 +304,10 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             eng_wdata: Default::default(),
             eng_wstrb: Default::default(),
             eng_we: Default::default(),
-            key_ram: array_init::array_init(|_| zeros32()),
-            acc_ram: array_init::array_init(|_| zeros32()),
+            // Keys and sums are read only where the slot's valid bit is set,
+            // so only the valid bits need a power-on value.
+            key_ram: array_init::array_init(|_| Default::default()),
+            acc_ram: array_init::array_init(|_| Default::default()),
             meta_ram: array_init::array_init(|_| zeros4()),
             f_key: array_init::array_init(|_| Default::default()),
             f_acc: array_init::array_init(|_| Default::default()),

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod build_info;
+pub mod card;
 pub mod common;
 pub mod csr;
 pub mod emit;

@@ -24,6 +24,10 @@ pub enum Error {
     #[cfg(feature = "sim")]
     #[error(transparent)]
     Sim(#[from] weft_sim::SimError),
+    /// A key-value aggregation job failed.
+    #[cfg(feature = "sim")]
+    #[error(transparent)]
+    Kv(#[from] crate::kv::KvError),
     /// A self-check found a disagreement or a broken rule.
     #[error("self-check failed: {0}")]
     Check(String),

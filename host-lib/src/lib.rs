@@ -13,6 +13,8 @@
 #![deny(missing_docs)]
 
 pub mod error;
+#[cfg(feature = "sim")]
+pub mod kv;
 pub mod nic;
 pub mod spec;
 pub mod status;

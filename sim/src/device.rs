@@ -1,23 +1,31 @@
 //! `SimDevice`: the simulated card behind weft-driver's `Device` trait.
 //!
-//! Register accesses become AXI4-Lite transactions on the CSR block's port,
-//! simulated cycle by cycle on the chosen engine, so everything above the
-//! driver (discovery, `weft status`) runs exactly the code it runs on
-//! hardware. DMA memory is a model of host memory behind an IOMMU: buffers
+//! The card is `weft_hdl::card` (the CSR block and the key-value engine) on
+//! the chosen simulator. Register accesses become AXI4-Lite transactions on
+//! the card's register port, simulated cycle by cycle, so everything above
+//! the driver (discovery, `weft status`, the key-value daemon) runs exactly
+//! the code it runs on hardware. Packets delivered to the card's network
+//! port stream into the engine one beat per cycle as it takes them; its
+//! record and ack streams are drained every cycle into host-side queues (a
+//! model of the host queue: the descriptor rings come with the VFIO issue). DMA memory is a model of host memory behind an IOMMU: buffers
 //! get IOVAs from the driver's allocator in a 39-bit space above 4 GiB (as
 //! QEMU's emulated IOMMU offers), and card-side accesses are translated and
 //! bounds-checked like IOMMU lookups.
 
 use crate::engine::{BoxDut, Engine, EngineOptions, Prepared};
+use crate::kv_card::{CardOutput, KvCard};
 use crate::SimError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use weft_driver::iova::IovaAllocator;
+use weft_driver::RegisterAccess;
 use weft_driver::{Device, DmaBuffer, Error, Result};
 use weft_model::axil::{AxilMaster, MasterSignals, Op, Timing, DECERR, SLVERR};
-use weft_model::csr::{CsrIn, CsrOut};
-use weft_regs::BuildInfo;
+use weft_model::card::{CardIn, CardOut};
+use weft_model::kv_agg::packet::{Ack, RecordBeat, RecordKind};
+use weft_model::kv_agg::{Config, SENDERS};
+use weft_regs::{BuildInfo, Register};
 
 /// The register clock of the OpenNIC shell's AXI4-Lite port (125 MHz), used
 /// to turn interrupt timeouts into simulated cycles.
@@ -30,17 +38,68 @@ const IRQ_WAIT_LIMIT: u64 = 1_000_000;
 const IOVA_BASE: u64 = 1 << 32;
 const IOVA_LIMIT: u64 = 1 << 39;
 
+/// Lanes of the simulated card's key-value engine (512 bits).
+pub const CARD_LANES: usize = 8;
+/// Slot bits per lane of the default simulated card (512 slots per lane).
+pub const DEFAULT_SLOT_BITS: u32 = 9;
+
 struct Card {
-    dut: BoxDut<CsrIn, CsrOut>,
+    dut: BoxDut<CardIn, CardOut>,
     cycle: u64,
     irq_pending: u64,
+    rx: VecDeque<Vec<u8>>,
+    rx_beat: usize,
+    beats: u64,
+    out: CardOutput,
 }
 
 impl Card {
-    fn step(&mut self, i: &CsrIn) -> CsrOut {
-        let o = self.dut.eval(i);
+    fn step(&mut self, m: &MasterSignals) -> CardOut {
+        let mut i = CardIn::default();
+        i.set_master(m);
+        let bytes = 8 * CARD_LANES;
+        if let Some(p) = self.rx.front() {
+            let chunk = p.get(self.rx_beat * bytes..).unwrap_or(&[]);
+            for (w, c) in i.s_tdata.iter_mut().zip(chunk.chunks(4)) {
+                let mut b = [0u8; 4];
+                b[..c.len()].copy_from_slice(c);
+                *w = u32::from_le_bytes(b);
+            }
+            i.s_tvalid = true;
+            i.s_tlast = (self.rx_beat + 1) * bytes >= p.len();
+            i.s_tuser_size = p.len().min(u16::MAX as usize) as u16;
+        }
+        // The host side always takes records and acks (its queues are
+        // unbounded in this model).
+        i.m_tready = true;
+        i.a_tready = true;
+        let o = self.dut.eval(&i);
         if o.irq {
             self.irq_pending += 1;
+        }
+        if i.s_tvalid && o.s_tready {
+            self.beats += 1;
+            self.rx_beat += 1;
+            if i.s_tlast {
+                self.rx.pop_front();
+                self.rx_beat = 0;
+            }
+        }
+        if o.m_tvalid {
+            if let Some(kind) = RecordKind::from_code(o.m_tuser) {
+                let lanes = (0..CARD_LANES)
+                    .map(|l| {
+                        (o.m_tkeep & (1 << l) != 0)
+                            .then(|| (o.m_tdata[2 * l], o.m_tdata[2 * l + 1] as i32))
+                    })
+                    .collect();
+                self.out.records.push(RecordBeat { kind, lanes });
+            }
+        }
+        if o.a_tvalid {
+            if let Some(a) = Ack::unpack(o.a_tdata) {
+                self.out.acks.push(a);
+            }
         }
         self.dut.tick();
         self.cycle += 1;
@@ -146,8 +205,40 @@ impl Drop for SimDma {
 /// The simulated card.
 pub struct SimDevice {
     name: String,
+    slot_bits: u32,
     card: Mutex<Card>,
     mem: Arc<Mutex<HostMemory>>,
+    fault: Mutex<Option<String>>,
+}
+
+/// Build the card with `sb` slot bits per lane on `engine`.
+fn card_dut(
+    engine: Engine,
+    build: BuildInfo,
+    sb: u32,
+    opts: &EngineOptions,
+) -> Result<BoxDut<CardIn, CardOut>, SimError> {
+    let module = weft_hdl::emit::module_name("card");
+    macro_rules! by_slots {
+        ($($n:literal),*) => {
+            match sb {
+                $($n => Prepared::new(
+                    engine,
+                    &module,
+                    move || weft_hdl::emit::card::<$n>(&build),
+                    false,
+                    opts,
+                )?
+                .instantiate(opts.waves.as_deref())?,)*
+                _ => {
+                    return Err(SimError::Geometry(format!(
+                        "the simulated card is built with 64 to 2048 slots per lane (slot bits 6 to 11), not 2^{sb}"
+                    )))
+                }
+            }
+        };
+    }
+    Ok(by_slots!(6, 7, 8, 9, 10, 11))
 }
 
 impl SimDevice {
@@ -162,26 +253,36 @@ impl SimDevice {
         build: BuildInfo,
         opts: &EngineOptions,
     ) -> Result<Self, SimError> {
-        let prepared = Prepared::new(
-            engine,
-            &weft_hdl::emit::module_name("csr"),
-            move || weft_hdl::emit::csr(&build),
-            false,
-            opts,
-        )?;
-        let dut = prepared.instantiate(opts.waves.as_deref())?;
+        Self::with_geometry(engine, build, DEFAULT_SLOT_BITS, opts)
+    }
+
+    /// Build a simulated card whose key-value engine has `1 << slot_bits`
+    /// slots per lane (6 to 11).
+    pub fn with_geometry(
+        engine: Engine,
+        build: BuildInfo,
+        slot_bits: u32,
+        opts: &EngineOptions,
+    ) -> Result<Self, SimError> {
+        let dut = card_dut(engine, build, slot_bits, opts)?;
         let name = match engine {
             Engine::RustHdl => "sim".to_string(),
             Engine::Verilator => "sim:verilator".to_string(),
         };
         Ok(Self {
             name,
+            slot_bits,
             card: Mutex::new(Card {
                 dut,
                 cycle: 0,
                 irq_pending: 0,
+                rx: VecDeque::new(),
+                rx_beat: 0,
+                beats: 0,
+                out: CardOutput::default(),
             }),
             mem: Arc::new(Mutex::new(HostMemory::default())),
+            fault: Mutex::new(None),
         })
     }
 
@@ -200,7 +301,7 @@ impl SimDevice {
         let mut master = AxilMaster::new(vec![op], Timing::EAGER, 0, true);
         for _ in 0..ACCESS_LIMIT {
             let m = master.drive();
-            let o = card.step(&CsrIn::from_master(&m));
+            let o = card.step(&m);
             master.observe(&m, &o.slave());
             if master.finished() {
                 let c = master.completions()[0].ok_or_else(|| self.hung("completion"))?;
@@ -292,7 +393,7 @@ impl Device for SimDevice {
             .saturating_div(1_000_000_000)
             .clamp(1, IRQ_WAIT_LIMIT);
         let mut card = lock(&self.card);
-        let idle = CsrIn::from_master(&MasterSignals::default());
+        let idle = MasterSignals::default();
         for _ in 0..=budget {
             if card.irq_pending > 0 {
                 card.irq_pending -= 1;
@@ -301,5 +402,66 @@ impl Device for SimDevice {
             card.step(&idle);
         }
         Ok(false)
+    }
+}
+
+impl SimDevice {
+    fn note_fault(&self, e: Error) {
+        let mut f = lock(&self.fault);
+        if f.is_none() {
+            *f = Some(e.to_string());
+        }
+    }
+}
+
+impl KvCard for SimDevice {
+    fn config(&self) -> Config {
+        Config {
+            lanes: CARD_LANES,
+            slot_bits: self.slot_bits,
+            senders: SENDERS,
+        }
+    }
+
+    fn deliver(&mut self, payload: Vec<u8>) {
+        lock(&self.card).rx.push_back(payload);
+    }
+
+    fn advance(&mut self, cycles: u64) -> CardOutput {
+        let mut card = lock(&self.card);
+        let idle = MasterSignals::default();
+        for _ in 0..cycles {
+            card.step(&idle);
+        }
+        std::mem::take(&mut card.out)
+    }
+
+    fn write_reg(&mut self, reg: &Register, value: u32) {
+        if let Err(e) = RegisterAccess::write_reg(self, reg, value) {
+            self.note_fault(e);
+        }
+    }
+
+    fn read_reg(&mut self, reg: &Register) -> u32 {
+        RegisterAccess::read_reg(self, reg).unwrap_or_else(|e| {
+            self.note_fault(e);
+            0
+        })
+    }
+
+    fn cycles(&self) -> u64 {
+        lock(&self.card).cycle
+    }
+
+    fn beats(&self) -> u64 {
+        lock(&self.card).beats
+    }
+
+    fn idle(&self) -> bool {
+        lock(&self.card).rx.is_empty()
+    }
+
+    fn fault(&self) -> Option<String> {
+        lock(&self.fault).clone()
     }
 }

@@ -40,6 +40,11 @@ pub trait KvCard: Send {
     fn beats(&self) -> u64;
     /// Nothing waits in the receive buffer and nothing is in flight.
     fn idle(&self) -> bool;
+    /// The first register-access failure, if any (a card that stopped
+    /// answering, or a bus error): the job's result cannot be trusted.
+    fn fault(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The reference model as a card: packets take one cycle per beat, a

@@ -16,6 +16,7 @@ pub mod device;
 pub mod engine;
 pub mod hdl;
 pub mod kv_card;
+pub mod net;
 pub mod probe;
 pub mod verilator;
 pub mod vl;
@@ -42,6 +43,9 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// A geometry the simulated card cannot be built with.
+    #[error("{0}")]
+    Geometry(String),
     /// An unknown engine name.
     #[error("unknown simulation engine {0:?} (known: rust-hdl, verilator)")]
     UnknownEngine(String),

@@ -562,5 +562,5 @@ pub const ADDR_BITS: u32 = 16;
 pub const MAP: Map = Map {
     version: (MAP_VERSION_MAJOR << 16) | MAP_VERSION_MINOR,
     addr_bits: ADDR_BITS,
-    blocks: &[id::BLOCK, ctrl::BLOCK],
+    blocks: &[id::BLOCK, ctrl::BLOCK, kv::BLOCK],
 };

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod axil;
+pub mod card;
 pub mod csr;
 pub mod dut;
 pub mod kv_agg;
