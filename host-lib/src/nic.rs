@@ -65,6 +65,11 @@ fn open_sim(engine: SimEngine, opts: &OpenOptions) -> Result<Box<dyn Device>> {
     let engine = match engine {
         SimEngine::RustHdl => Engine::RustHdl,
         SimEngine::Verilator => Engine::Verilator,
+        SimEngine::Model => {
+            return Err(Error::Unsupported(
+                "sim:model is the engines' reference model, with no register space: use it with `weft agg kv`; for the card use sim or sim:verilator".into(),
+            ))
+        }
     };
     let eo = EngineOptions {
         waves: opts.waves.clone(),

@@ -11,6 +11,9 @@ pub enum SimEngine {
     RustHdl,
     /// Verilator (needs `verilator` and a C++ compiler).
     Verilator,
+    /// No RTL: the engines' reference models (for jobs too large to
+    /// simulate cycle by cycle; register-level commands refuse it).
+    Model,
 }
 
 /// A card to open: `sim` (rust-hdl), `sim:verilator`, `sim:rust-hdl`, or
@@ -54,6 +57,7 @@ impl FromStr for DeviceSpec {
             None if s == "sim" => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
             Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimEngine::Verilator)),
             Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
+            Some(("sim", "model")) => Ok(DeviceSpec::Sim(SimEngine::Model)),
             Some(("sim", _)) => Err(bad("unknown simulation engine")),
             Some(("vfio", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Vfio(bdf.to_lowercase())),
             Some(("vfio", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
@@ -67,6 +71,7 @@ impl fmt::Display for DeviceSpec {
         match self {
             DeviceSpec::Sim(SimEngine::RustHdl) => write!(f, "sim"),
             DeviceSpec::Sim(SimEngine::Verilator) => write!(f, "sim:verilator"),
+            DeviceSpec::Sim(SimEngine::Model) => write!(f, "sim:model"),
             DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),
         }
     }

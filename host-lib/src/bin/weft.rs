@@ -408,7 +408,12 @@ fn agg_kv(a: KvArgs) -> Result<()> {
         ..kv::JobOptions::default()
     };
     opts.validate()?;
-    let card = kv::open_kv_card(&a.device, cfg)?;
+    let mut card = kv::open_kv_card(&a.device, cfg)?;
+    if a.check {
+        // Tee the job's traffic into the reference model: every record,
+        // ack and counter of the card must be the model's.
+        card.card = Box::new(weft_sim::kv_card::CheckedCard::new(card.card));
+    }
     let device = card.device.clone();
 
     let pb = spinner();
@@ -434,7 +439,8 @@ fn agg_kv(a: KvArgs) -> Result<()> {
         job.finish().await
     });
     pb.finish_and_clear();
-    let done = done?;
+    let mut done = done?;
+    let verdict = done.card.card.verdict();
     let sums = kv::input::sorted(&done.sums);
 
     if let Some(path) = &a.output {
@@ -445,6 +451,12 @@ fn agg_kv(a: KvArgs) -> Result<()> {
     }
     let mut stats = serde_json::to_value(&done.stats)?;
     stats["device"] = json!(device);
+    if let Some(v) = &verdict {
+        stats["model_check"] = match v {
+            Ok(n) => json!({ "agree": true, "compared": n }),
+            Err(e) => json!({ "agree": false, "first_difference": e }),
+        };
+    }
     if a.json {
         print_json(&json!({ "sums": sums, "stats": stats }))?;
     } else {
@@ -480,11 +492,17 @@ fn agg_kv(a: KvArgs) -> Result<()> {
                 shown.join("; ")
             );
         }
-        if !a.json {
-            eprintln!(
+        match verdict {
+            Some(Err(e)) => bail!("check failed: the card disagrees with the reference model: {e}"),
+            Some(Ok(n)) if !a.json => eprintln!(
+                "check: all {} keys equal the exact sums of the input; the card's {n} records and acks and its counters equal the reference model's",
+                want.len()
+            ),
+            _ if !a.json => eprintln!(
                 "check: all {} keys equal the exact sums of the input",
                 want.len()
-            );
+            ),
+            _ => {}
         }
     }
     Ok(())

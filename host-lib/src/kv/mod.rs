@@ -312,20 +312,49 @@ pub struct OpenedCard {
 }
 
 /// Open a card for key-value jobs. The one place that decides which card
-/// backs a device spec.
-///
-/// For now both `sim` and `sim:verilator` run [`ModelCard`] (the reference
-/// model with a beat-per-cycle timing model) and say so in `kind`, until the
-/// RTL `kv_agg` card is wired in here.
+/// backs a device spec:
+/// - `sim` and `sim:verilator`: the RTL card (`weft_hdl::card`: CSR block
+///   and `kv_agg`) in rust-hdl's simulator or Verilator, reached through its
+///   AXI4-Lite register port and its streams; `kind` names the engine;
+/// - `sim:model`: the reference model with a beat-per-cycle timing model
+///   (fast, for large runs; `kind` is `model`).
 pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
+    use crate::spec::SimEngine;
+    use weft_sim::{Engine, EngineOptions, SimDevice};
+    let rtl = |engine: Engine, kind: &'static str| -> Result<OpenedCard> {
+        if config.lanes != Config::DEFAULT.lanes
+            || !weft_sim::blocks::CARD_SLOT_BITS.contains(&config.slot_bits)
+        {
+            return Err(KvError::Options(format!(
+                "{device}: the simulated RTL card has {} lanes and 64 to 2048 slots per lane ({} to {} slots); use --device sim:model for other sizes",
+                Config::DEFAULT.lanes,
+                Config::DEFAULT.lanes << weft_sim::blocks::CARD_SLOT_BITS.start(),
+                Config::DEFAULT.lanes << weft_sim::blocks::CARD_SLOT_BITS.end(),
+            )));
+        }
+        let dev = SimDevice::with_geometry(
+            engine,
+            weft_hdl::this_build(),
+            config.slot_bits,
+            &EngineOptions::default(),
+        )
+        .map_err(|e| KvError::Unsupported(format!("{device}: {e}")))?;
+        Ok(OpenedCard {
+            card: Box::new(dev),
+            kind,
+            device: device.to_string(),
+        })
+    };
     match device {
-        DeviceSpec::Sim(_) => Ok(OpenedCard {
+        DeviceSpec::Sim(SimEngine::RustHdl) => rtl(Engine::RustHdl, "rtl:rust-hdl"),
+        DeviceSpec::Sim(SimEngine::Verilator) => rtl(Engine::Verilator, "rtl:verilator"),
+        DeviceSpec::Sim(SimEngine::Model) => Ok(OpenedCard {
             card: Box::new(ModelCard::new(config)),
             kind: "model",
             device: device.to_string(),
         }),
         DeviceSpec::Vfio(bdf) => Err(KvError::Unsupported(format!(
-            "vfio:{bdf}: this build has no VFIO driver yet; key-value jobs run on the simulated card (sim, sim:verilator)"
+            "vfio:{bdf}: this build has no VFIO driver yet; key-value jobs run on the simulated card (sim, sim:verilator, sim:model)"
         ))),
     }
 }
