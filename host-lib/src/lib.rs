@@ -12,6 +12,8 @@
 //! hardware only uses `default-features = false` and never compiles rust-hdl.
 #![deny(missing_docs)]
 
+#[cfg(feature = "sim")]
+pub mod bench;
 pub mod error;
 #[cfg(feature = "sim")]
 pub mod kv;

@@ -44,6 +44,36 @@ enum Cmd {
         #[command(subcommand)]
         cmd: AggCmd,
     },
+    /// Benchmarks, counted in cycles (not pass/fail).
+    Bench {
+        #[command(subcommand)]
+        cmd: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// The key-value engine: line rate at 512 bits (uniform, Zipf and
+    /// one-key streams), NIC residency with and without replacement (Zipf
+    /// 0.99 and 1.2, table 1% and 10% of the distinct keys), and simulation
+    /// speed of the card on both simulators.
+    Kv(BenchKvArgs),
+}
+
+#[derive(Args)]
+struct BenchKvArgs {
+    /// Full packets (182 tuples) per line-rate stream.
+    #[arg(long, default_value_t = 200)]
+    packets: usize,
+    /// Tuples per residency run.
+    #[arg(long, default_value_t = 1_000_000)]
+    tuples: u64,
+    /// Run the residency jobs on the reference model card (fast) instead of the RTL.
+    #[arg(long)]
+    model_card: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -508,6 +538,90 @@ fn agg_kv(a: KvArgs) -> Result<()> {
     Ok(())
 }
 
+fn bench_kv(a: BenchKvArgs) -> Result<()> {
+    use weft_sim::engine::Engine;
+    let verilator = weft_sim::verilator::toolchain().is_ok();
+    let engine = if verilator {
+        Engine::Verilator
+    } else {
+        Engine::RustHdl
+    };
+    if !verilator {
+        eprintln!(
+            "note: Verilator not found; the RTL runs in rust-hdl's simulator (slow at 512 bits)"
+        );
+    }
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let opts = weft::bench::BenchOptions {
+        engine,
+        packets: a.packets,
+        tuples: a.tuples,
+        model_card: a.model_card,
+        progress: Some(&progress),
+    };
+    let mut speed = vec![Engine::RustHdl];
+    if verilator {
+        speed.push(Engine::Verilator);
+    }
+    let r = weft::bench::kv(&opts, &speed);
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "line rate of kv_agg at 512 bits (8 lanes), full 1472-byte packets, on {}:",
+        engine.name()
+    );
+    println!(
+        "  {:<28} {:>9} {:>8} {:>10} {:>12} {:>11} {:>7}",
+        "stream", "tuples", "cycles", "beats/cyc", "tuples/cyc", "in. stalls", "model"
+    );
+    for l in &r.line_rate {
+        println!(
+            "  {:<28} {:>9} {:>8} {:>10.3} {:>12.3} {:>11} {:>7}",
+            l.stream,
+            l.tuples,
+            l.cycles,
+            l.beats_per_cycle,
+            l.tuples_per_cycle,
+            l.input_stalls,
+            if l.model_agrees { "agrees" } else { "DIFFERS" }
+        );
+    }
+    println!(
+        "\nNIC residency ({} card, {} slots, 8 workers):",
+        r.residency.first().map_or("", |x| x.card.as_str()),
+        r.residency.first().map_or(0, |x| x.slots)
+    );
+    println!(
+        "  {:>5} {:>9} {:>9} {:>7} {:>8} {:>9} {:>12} {:>11}",
+        "zipf", "universe", "distinct", "table", "replace", "resident", "host rec/t", "tuples/cyc"
+    );
+    for x in &r.residency {
+        println!(
+            "  {:>5} {:>9} {:>9} {:>6.1}% {:>8} {:>9.3} {:>12.3} {:>11.2}",
+            x.zipf,
+            x.universe,
+            x.distinct,
+            100.0 * x.table_fraction,
+            if x.replace { "on" } else { "off" },
+            x.nic_resident_fraction,
+            x.host_record_fraction,
+            x.tuples_per_cycle
+        );
+    }
+    println!("\nsimulation speed of the card (CSR + kv_agg at 512 bits), one 20k-tuple job:");
+    for s in &r.sim_speed {
+        println!(
+            "  {:<10} {:>9} cycles in {:>6.2} s: {:>10.0} cycles/s",
+            s.engine, s.cycles, s.seconds, s.cycles_per_second
+        );
+    }
+    Ok(())
+}
+
 fn write_sums(w: &mut impl std::io::Write, sums: &[(u32, i64)]) -> std::io::Result<()> {
     for (k, s) in sums {
         writeln!(w, "{k} {s}")?;
@@ -598,6 +712,9 @@ fn main() -> ExitCode {
             cmd: HdlCmd::Lint(a),
         } => lint(a),
         Cmd::Verify(a) => verify(a),
+        Cmd::Bench {
+            cmd: BenchCmd::Kv(a),
+        } => bench_kv(a),
         Cmd::Agg { cmd: AggCmd::Kv(a) } => agg_kv(a),
         Cmd::Agg {
             cmd: AggCmd::Gen(a),

@@ -133,6 +133,10 @@ pub struct KvDriver<P: KvPorts> {
     pub outcome: Outcome,
     /// Input beats accepted.
     pub beats: u64,
+    /// Cycle of the first input beat accepted.
+    pub first_beat: Option<u64>,
+    /// Cycle of the last input beat accepted.
+    pub last_beat: u64,
     /// Cycles with an input beat offered and not taken.
     pub input_stalls: u64,
     /// Cycles seen.
@@ -160,6 +164,8 @@ impl<P: KvPorts> KvDriver<P> {
             last: None,
             outcome: Outcome::default(),
             beats: 0,
+            first_beat: None,
+            last_beat: 0,
             input_stalls: 0,
             cycles: 0,
             bad_records: 0,
@@ -240,6 +246,8 @@ impl<P: KvPorts> KvDriver<P> {
         }
         if i.s_tvalid && o.s_tready {
             self.beats += 1;
+            self.first_beat.get_or_insert(self.cycles - 1);
+            self.last_beat = self.cycles - 1;
             if let Some((p, beat)) = &mut self.cur {
                 *beat += 1;
                 self.shown = false;
@@ -298,6 +306,13 @@ impl<P: KvPorts> KvDriver<P> {
             }
             Phase::Done => {}
         }
+    }
+}
+
+impl<P: KvPorts> KvDriver<P> {
+    /// Cycles from the first input beat to the last, inclusive.
+    pub fn stream_cycles(&self) -> u64 {
+        self.first_beat.map_or(0, |f| self.last_beat - f + 1)
     }
 }
 

@@ -1,0 +1,355 @@
+//! `weft bench kv`: the key-value engine's figures, counted in cycles.
+//!
+//! - **Line rate**: the 512-bit engine (8 lanes, 512 slots per lane) fed
+//!   back to back with full 1472-byte packets (182 tuples, 23 beats), for a
+//!   uniform, a Zipf and a one-key stream; tuples and beats per cycle from
+//!   the first input beat to the last, and the cycles the input was held
+//!   off. Every run is also checked against the reference model.
+//! - **Residency**: the fraction of tuples absorbed on the card, with and
+//!   without hot-key-agnostic replacement, for Zipf streams whose distinct
+//!   keys are about 100x and 10x the table, run by the host daemon on the
+//!   card.
+//! - **Simulation speed**: cycles per second of the card on each simulator
+//!   (wall clock, informational).
+//!
+//! Nothing here is a pass/fail test; `weft bench kv` prints the figures.
+
+use crate::kv::gen::{zipf, ZipfSpec};
+use crate::kv::{run, JobOptions};
+use crate::{Error, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::time::Instant;
+use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, Step};
+use weft_model::kv_agg::packet::{encode, Header};
+use weft_model::kv_agg::ports::Lanes8;
+use weft_model::kv_agg::Config;
+use weft_regs::kv;
+use weft_sim::engine::{Engine, EngineOptions, Prepared};
+use weft_sim::kv_card::{KvCard, ModelCard};
+use weft_sim::SimDevice;
+
+/// Tuples in a full packet: 1472 bytes of UDP payload at 512 bits.
+pub const FULL_PACKET_TUPLES: usize = 182;
+
+/// What to run.
+pub struct BenchOptions<'a> {
+    /// Simulator for the card: Verilator when installed.
+    pub engine: Engine,
+    /// Packets per line-rate stream.
+    pub packets: usize,
+    /// Tuples per residency run.
+    pub tuples: u64,
+    /// Run residency on the reference model card instead of the RTL.
+    pub model_card: bool,
+    /// Progress messages.
+    pub progress: Option<&'a dyn Fn(&str)>,
+}
+
+/// One line-rate run.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineRate {
+    /// Stream name.
+    pub stream: String,
+    /// Packets.
+    pub packets: usize,
+    /// Tuples.
+    pub tuples: u64,
+    /// Input beats.
+    pub beats: u64,
+    /// Cycles from the first input beat to the last.
+    pub cycles: u64,
+    /// Tuples per cycle.
+    pub tuples_per_cycle: f64,
+    /// Beats per cycle (1.0 is line rate).
+    pub beats_per_cycle: f64,
+    /// Cycles with a beat offered and not taken.
+    pub input_stalls: u64,
+    /// Records, acks and counters equal the reference model's.
+    pub model_agrees: bool,
+}
+
+/// One residency run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Residency {
+    /// Zipf exponent.
+    pub zipf: f64,
+    /// Key universe drawn from.
+    pub universe: u32,
+    /// Distinct keys in the stream.
+    pub distinct: usize,
+    /// Slots on the card.
+    pub slots: usize,
+    /// Slots / distinct keys.
+    pub table_fraction: f64,
+    /// Replacement on.
+    pub replace: bool,
+    /// Tuples.
+    pub tuples: u64,
+    /// Fraction of tuples absorbed on the card.
+    pub nic_resident_fraction: f64,
+    /// Records the host merged per tuple.
+    pub host_record_fraction: f64,
+    /// Tuples per cycle over the whole job.
+    pub tuples_per_cycle: f64,
+    /// Which card ran it.
+    pub card: String,
+}
+
+/// Simulation speed of the card on one simulator.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimSpeed {
+    /// Simulator.
+    pub engine: String,
+    /// Cycles simulated.
+    pub cycles: u64,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// Cycles per second.
+    pub cycles_per_second: f64,
+}
+
+/// All figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct KvBench {
+    /// Line rate of the 512-bit engine.
+    pub line_rate: Vec<LineRate>,
+    /// NIC residency.
+    pub residency: Vec<Residency>,
+    /// Simulation speed.
+    pub sim_speed: Vec<SimSpeed>,
+}
+
+fn note(opts: &BenchOptions, msg: &str) {
+    if let Some(p) = opts.progress {
+        p(msg);
+    }
+}
+
+fn full_packets(n: usize, mut key: impl FnMut(usize) -> u32) -> Vec<Step> {
+    let mut steps = vec![Step::Write {
+        addr: kv::JOB.addr,
+        data: 1,
+        strb: 0b11,
+    }];
+    let mut i = 0;
+    for seq in 0..n {
+        let tuples: Vec<(u32, i32)> = (0..FULL_PACKET_TUPLES)
+            .map(|_| {
+                i += 1;
+                (key(i), 1)
+            })
+            .collect();
+        let h = Header::data(1, (seq % 16) as u16, (seq / 16) as u32, tuples.len() as u16);
+        steps.push(Step::Packet(encode(&h, &tuples)));
+    }
+    steps.push(Step::Flush);
+    steps
+}
+
+/// Line rate of the card's engine (8 lanes, 512 slots per lane) on `engine`.
+pub fn line_rate(opts: &BenchOptions) -> Result<Vec<LineRate>> {
+    let cfg = Config::DEFAULT;
+    let eo = EngineOptions {
+        progress: opts.progress,
+        ..Default::default()
+    };
+    let p = Prepared::new(
+        opts.engine,
+        &weft_hdl::emit::module_name("kv_agg"),
+        weft_hdl::emit::kv_agg::<8, 512, 9>,
+        false,
+        &eo,
+    )?;
+    let zipf_keys: Vec<u32> = {
+        let spec = ZipfSpec {
+            s: 1.1,
+            keys: 100_000,
+            tuples: (opts.packets * FULL_PACKET_TUPLES) as u64 + 1,
+            workers: 1,
+            seed: 7,
+        };
+        zipf(&spec)?.iter().map(|t| t.key).collect()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let streams: Vec<(&str, Vec<Step>)> = vec![
+        (
+            "uniform (random u32 keys)",
+            full_packets(opts.packets, |_| rng.gen()),
+        ),
+        (
+            "zipf 1.1 over 100k keys",
+            full_packets(opts.packets, |i| zipf_keys[i]),
+        ),
+        ("one key in every lane", full_packets(opts.packets, |_| 42)),
+    ];
+    let mut out = vec![];
+    for (name, steps) in streams {
+        note(opts, &format!("line rate: {name}"));
+        let mut dut = p.instantiate(None)?;
+        let mut d = KvDriver::<Lanes8>::new(steps.clone(), KvTiming::LINE_RATE, 1);
+        let limit = 64 * steps.len() as u64 * 30 + 100_000;
+        weft_model::run(dut.as_mut(), &mut d, limit).map_err(|e| Error::Check(e.to_string()))?;
+        let tuples = (opts.packets * FULL_PACKET_TUPLES) as u64;
+        let cycles = d.stream_cycles().max(1);
+        out.push(LineRate {
+            stream: name.to_string(),
+            packets: opts.packets,
+            tuples,
+            beats: d.beats,
+            cycles,
+            tuples_per_cycle: tuples as f64 / cycles as f64,
+            beats_per_cycle: d.beats as f64 / cycles as f64,
+            input_stalls: d.input_stalls,
+            model_agrees: d.outcome == predict(cfg, &steps),
+        });
+    }
+    Ok(out)
+}
+
+fn distinct(tuples: &[crate::kv::input::Tuple]) -> usize {
+    tuples.iter().map(|t| t.key).collect::<HashSet<_>>().len()
+}
+
+/// The smallest key universe whose stream has at least `target` distinct
+/// keys (or the largest tried).
+fn universe_for(s: f64, tuples: u64, target: usize) -> Result<(u32, Vec<crate::kv::input::Tuple>)> {
+    let gen = |keys: u32| {
+        zipf(&ZipfSpec {
+            s,
+            keys,
+            tuples,
+            workers: 8,
+            seed: 11,
+        })
+    };
+    // Beyond 64x the target a Zipf stream's distinct keys grow too slowly to
+    // be worth the generator's table.
+    let cap = (64 * target as u64).min(crate::kv::gen::MAX_KEYS as u64) as u32;
+    let (mut lo, mut hi) = (target as u32, cap);
+    let mut best = gen(hi)?;
+    if distinct(&best) < target {
+        return Ok((hi, best));
+    }
+    while hi - lo > hi / 64 {
+        let mid = lo + (hi - lo) / 2;
+        let t = gen(mid)?;
+        if distinct(&t) >= target {
+            hi = mid;
+            best = t;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok((hi, best))
+}
+
+/// NIC residency with and without replacement, on the card with 512 slots.
+pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
+    let cfg = Config {
+        slot_bits: 6,
+        ..Config::DEFAULT
+    };
+    let slots = cfg.slots();
+    let mut out = vec![];
+    for s in [0.99, 1.2] {
+        for fraction in [0.01, 0.10] {
+            let target = (slots as f64 / fraction) as usize;
+            note(
+                opts,
+                &format!("residency: zipf {s}, table {}% of keys", fraction * 100.0),
+            );
+            let (universe, tuples) = universe_for(s, opts.tuples, target)?;
+            let d = distinct(&tuples);
+            for replace in [true, false] {
+                let mut card: Box<dyn KvCard> = if opts.model_card {
+                    Box::new(ModelCard::new(cfg))
+                } else {
+                    Box::new(SimDevice::with_geometry(
+                        opts.engine,
+                        weft_hdl::this_build(),
+                        cfg.slot_bits,
+                        &EngineOptions::default(),
+                    )?)
+                };
+                let job = JobOptions {
+                    workers: 8,
+                    replace,
+                    ..JobOptions::default()
+                };
+                let r = run(
+                    card.as_mut(),
+                    job,
+                    tuples.iter().map(|t| (t.worker, t.key, t.value)),
+                )?;
+                out.push(Residency {
+                    zipf: s,
+                    universe,
+                    distinct: d,
+                    slots,
+                    table_fraction: slots as f64 / d as f64,
+                    replace,
+                    tuples: opts.tuples,
+                    nic_resident_fraction: r.stats.nic_resident_fraction,
+                    host_record_fraction: r.stats.host_record_fraction,
+                    tuples_per_cycle: r.stats.tuples_per_cycle,
+                    card: if opts.model_card {
+                        "model".into()
+                    } else {
+                        format!("rtl:{}", opts.engine.name())
+                    },
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Cycles per second of the whole card on each simulator, on one job.
+pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
+    let stream = zipf(&ZipfSpec {
+        s: 1.0,
+        keys: 20_000,
+        tuples,
+        workers: 4,
+        seed: 5,
+    })?;
+    let mut out = vec![];
+    for &e in engines {
+        let mut dev = SimDevice::open(e, &EngineOptions::default())?;
+        let t0 = Instant::now();
+        let r = run(
+            &mut dev,
+            JobOptions {
+                workers: 4,
+                ..JobOptions::default()
+            },
+            stream.iter().map(|t| (t.worker, t.key, t.value)),
+        )?;
+        let secs = t0.elapsed().as_secs_f64();
+        let cycles = dev.cycles();
+        let _ = r;
+        out.push(SimSpeed {
+            engine: e.name().into(),
+            cycles,
+            seconds: secs,
+            cycles_per_second: cycles as f64 / secs.max(1e-9),
+        });
+    }
+    Ok(out)
+}
+
+/// Every figure.
+pub fn kv(opts: &BenchOptions, speed_engines: &[Engine]) -> Result<KvBench> {
+    let line_rate = line_rate(opts)?;
+    let residency = residency(opts)?;
+    note(opts, "simulation speed");
+    let sim_speed = sim_speed(speed_engines, 20_000)?;
+    Ok(KvBench {
+        line_rate,
+        residency,
+        sim_speed,
+    })
+}
