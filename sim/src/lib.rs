@@ -21,6 +21,7 @@ pub mod probe;
 pub mod verilator;
 pub mod vl;
 pub mod witness;
+pub mod yosys;
 
 pub use device::SimDevice;
 pub use engine::{Engine, EngineOptions};
