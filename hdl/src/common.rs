@@ -155,3 +155,68 @@ impl<const N: usize, const M: usize> Logic for Widen<N, M> {
         ))
     }
 }
+
+/// `a <= b` for 64-bit unsigned values held as 32-bit halves.
+#[derive(LogicBlock, Default)]
+pub struct Cmp64Le {
+    /// `a` bits 31:0.
+    pub a_lo: Signal<In, Bits<32>>,
+    /// `a` bits 63:32.
+    pub a_hi: Signal<In, Bits<32>>,
+    /// `b` bits 31:0.
+    pub b_lo: Signal<In, Bits<32>>,
+    /// `b` bits 63:32.
+    pub b_hi: Signal<In, Bits<32>>,
+    /// `a <= b`.
+    pub le: Signal<Out, Bit>,
+}
+
+impl Logic for Cmp64Le {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.le.next = (self.a_hi.val() < self.b_hi.val())
+            | ((self.a_hi.val() == self.b_hi.val()) & (self.a_lo.val() <= self.b_lo.val()));
+    }
+}
+
+/// `a + b` for 64-bit values held as 32-bit halves, wrapping, with the
+/// carry out of bit 63.
+#[derive(LogicBlock, Default)]
+pub struct Add64 {
+    /// `a` bits 31:0.
+    pub a_lo: Signal<In, Bits<32>>,
+    /// `a` bits 63:32.
+    pub a_hi: Signal<In, Bits<32>>,
+    /// `b` bits 31:0.
+    pub b_lo: Signal<In, Bits<32>>,
+    /// `b` bits 63:32.
+    pub b_hi: Signal<In, Bits<32>>,
+    /// Sum bits 31:0.
+    pub s_lo: Signal<Out, Bits<32>>,
+    /// Sum bits 63:32.
+    pub s_hi: Signal<Out, Bits<32>>,
+    /// Carry out of bit 63 (the sum wrapped).
+    pub carry: Signal<Out, Bit>,
+    lo: Signal<Local, Bits<32>>,
+    hi0: Signal<Local, Bits<32>>,
+    hi: Signal<Local, Bits<32>>,
+    c0: Signal<Local, Bit>,
+}
+
+impl Logic for Add64 {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.lo.next = self.a_lo.val() + self.b_lo.val();
+        self.c0.next = self.lo.val() < self.a_lo.val();
+        self.hi0.next = self.a_hi.val() + self.b_hi.val();
+        self.hi.next = self.hi0.val();
+        if self.c0.val() {
+            self.hi.next = self.hi0.val() + 1;
+        }
+        // Carry out of the high word: from a + b, or from adding the low carry.
+        self.carry.next =
+            (self.hi0.val() < self.a_hi.val()) | (self.c0.val() & (self.hi.val() < self.hi0.val()));
+        self.s_lo.next = self.lo.val();
+        self.s_hi.next = self.hi.val();
+    }
+}

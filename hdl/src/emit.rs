@@ -83,6 +83,13 @@ pub fn card<const SB: usize>(build: &BuildInfo) -> CardOf<SB> {
     uut
 }
 
+/// A connected MemOps port with `K` stages.
+pub fn memops<const K: usize>() -> crate::memops::Memops<K> {
+    let mut uut = crate::memops::Memops::<K>::new();
+    uut.connect_all();
+    uut
+}
+
 /// Verilog of every block of the card, for `build`.
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
     vec![
@@ -93,6 +100,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "kv_agg",
             verilog: verilog_of(&kv_agg::<8, 512, 9>(), &module_name("kv_agg")),
+        },
+        Emitted {
+            name: "memops",
+            verilog: verilog_of(&memops::<8>(), &module_name("memops")),
         },
         Emitted {
             name: "card",

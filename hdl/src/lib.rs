@@ -13,5 +13,6 @@ pub mod csr;
 pub mod emit;
 pub mod kv_agg;
 pub mod lint;
+pub mod memops;
 
 pub use build_info::this_build;

@@ -130,3 +130,25 @@ use weft_model::card::{CardIn, CardOut};
 pub const CARD_SLOT_BITS: std::ops::RangeInclusive<u32> = 6..=11;
 
 card_glue!(6, 7, 8, 9, 10, 11);
+
+use weft_model::memops::driver::{MemIn, MemOut};
+
+macro_rules! memops_glue {
+    ($($k:literal),*) => {$(
+        crate::hdl_ports!(
+            weft_hdl::memops::Memops<$k>,
+            MemIn {
+                req_valid, req_src, req_op, req_al, req_ah, req_len, req_tag, req_dl, req_dh,
+                out_ready, cin_valid, cin_stag, cin_status, cin_dl, cin_dh, cout_ready, mir_ready,
+                eng_raddr, eng_re, eng_waddr, eng_wdata, eng_wstrb, eng_we,
+            },
+            MemOut {
+                req_ready, out_valid, out_dst, out_op, out_al, out_ah, out_len, out_stag, out_dl,
+                out_dh, cin_ready, cout_valid, cout_dst, cout_tag, cout_status, cout_dl, cout_dh,
+                mir_valid, mir_src, mir_op, mir_al, mir_ah, mir_len, mir_tag, eng_rdata,
+            }
+        );
+    )*};
+}
+
+memops_glue!(3, 8);

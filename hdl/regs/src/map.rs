@@ -20,6 +20,8 @@ pub mod block_type {
     pub const CTRL: u32 = 0x5746_0002;
     /// The key-value aggregation engine.
     pub const KV_AGG: u32 = 0x5746_0003;
+    /// The MemOps switch port.
+    pub const MEMOPS: u32 = 0x5746_0004;
 }
 
 /// Board ids carried in `ID.BOARD_ID`.
@@ -551,6 +553,133 @@ pub mod kv {
             C7[1],
             C8[0],
             C8[1],
+        ],
+    };
+}
+
+/// The MemOps switch port (`memops`). Not on the card's chain yet: the
+/// simulated port runs standalone, driven through its engine register port.
+pub mod memops {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0300;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// `CTRL.ENABLE`.
+    pub const CTRL_ENABLE: Field = Field {
+        name: "ENABLE",
+        lsb: 0,
+        width: 1,
+        doc: "Accept requests (clear while installing a program)",
+    };
+    /// Control.
+    pub const CTRL: Register = Register {
+        name: "CTRL",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[CTRL_ENABLE],
+        doc: "Port control",
+    };
+    /// Program word address.
+    pub const PROG_ADDR: Register = Register {
+        name: "PROG_ADDR",
+        addr: BASE + 0x10,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Word index into the program image (bits 7:0); PROG_DATA writes advance it",
+    };
+    /// Program word data.
+    pub const PROG_DATA: Register = Register {
+        name: "PROG_DATA",
+        addr: BASE + 0x14,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Program image word at PROG_ADDR; a write stores it and advances PROG_ADDR",
+    };
+    /// Telemetry counter select.
+    pub const TEL_SEL: Register = Register {
+        name: "TEL_SEL",
+        addr: BASE + 0x18,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Telemetry counter to read: 0..K stage transactions, K..2K stage bytes, then issued, blocked, denied, errors, mirrored, mirror drops",
+    };
+    /// Telemetry low word.
+    pub const TEL_LO: Register = Register {
+        name: "TEL_LO",
+        addr: BASE + 0x1C,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Selected counter bits 31:0; reading it latches bits 63:32 into TEL_HI",
+    };
+    /// Telemetry high word.
+    pub const TEL_HI: Register = Register {
+        name: "TEL_HI",
+        addr: BASE + 0x20,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Selected counter bits 63:32 as latched by the last TEL_LO read",
+    };
+    /// Clear telemetry.
+    pub const TEL_CLEAR: Register = Register {
+        name: "TEL_CLEAR",
+        addr: BASE + 0x24,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Write 1 to clear every telemetry counter",
+    };
+    /// Geometry.
+    pub const GEOMETRY: Register = Register {
+        name: "GEOMETRY",
+        addr: BASE + 0x28,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Ports (7:0), stages (15:8), ranges per destination (23:16), tags (31:24)",
+    };
+    /// Outstanding requests.
+    pub const OUTSTANDING: Register = Register {
+        name: "OUTSTANDING",
+        addr: BASE + 0x2C,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Requests issued and not yet completed by their destination",
+    };
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "memops",
+        type_id: super::block_type::MEMOPS,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "MemOps switch port: program memory, telemetry",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            CTRL,
+            PROG_ADDR,
+            PROG_DATA,
+            TEL_SEL,
+            TEL_LO,
+            TEL_HI,
+            TEL_CLEAR,
+            GEOMETRY,
+            OUTSTANDING,
         ],
     };
 }

@@ -15,6 +15,7 @@ pub mod card;
 pub mod csr;
 pub mod dut;
 pub mod kv_agg;
+pub mod memops;
 pub mod ports;
 
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};

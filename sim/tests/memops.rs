@@ -1,0 +1,401 @@
+//! The MemOps port's witnesses: the model's prediction of every issued
+//! request, completion, mirrored header, telemetry counter and final memory
+//! against the rust-hdl and Verilator simulations (which must also agree
+//! with each other on every cycle), for random and adversarial programs and
+//! traffic; and the safety property on its own: no memory ever changes
+//! outside its destination's write-permitted ranges.
+
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::OnceLock;
+use weft_hdl::memops::Memops;
+use weft_model::memops::driver::{tel_counters, MemIn, MemOut, MemRun, MemTiming, MemopsDriver};
+use weft_model::memops::{predict, Action, Op, Program, Range, Request, Stage, PORTS, RANGES};
+use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::witness::{check_pair, run_all, Factory};
+
+const SPACE: u64 = 0x400;
+
+fn random_program(rng: &mut ChaCha8Rng, k: usize) -> Program {
+    let n = rng.gen_range(1..=k);
+    let mut stages = vec![];
+    for i in 0..n {
+        let lo = rng.gen_range(0..SPACE);
+        let hi = if rng.gen_bool(0.3) {
+            u64::MAX
+        } else {
+            rng.gen_range(lo..SPACE + 0x80)
+        };
+        let action = match rng.gen_range(0..10) {
+            0..=3 => Action::Route(rng.gen_range(0..PORTS as u8)),
+            4 => {
+                let t0 = rng.gen_range(0..SPACE);
+                Action::Remap {
+                    offset: (rng.gen_range(-0x100i64..0x100)) as u64,
+                    target: (t0, rng.gen_range(t0..SPACE + 0x40)),
+                }
+            }
+            5 => Action::Count,
+            6 => Action::Mirror,
+            7 => Action::ReduceOnWrite,
+            8 if i > 0 => Action::Block,
+            _ => Action::Count,
+        };
+        stages.push(Stage {
+            src_mask: rng.gen_range(1..16),
+            ops: rng.gen_range(1..8),
+            range: if rng.gen_bool(0.4) {
+                (0, u64::MAX)
+            } else {
+                (lo, hi)
+            },
+            action,
+        });
+    }
+    // Most traffic needs a route; a catch-all route at the front does it.
+    if rng.gen_bool(0.8) {
+        stages.insert(
+            0,
+            Stage {
+                src_mask: 0xf,
+                ops: 7,
+                range: (0, u64::MAX),
+                action: Action::Route(rng.gen_range(0..PORTS as u8)),
+            },
+        );
+        stages.truncate(k);
+    }
+    let protect = (0..PORTS)
+        .map(|_| {
+            (0..rng.gen_range(0..=RANGES))
+                .map(|_| {
+                    let lo = rng.gen_range(0..SPACE);
+                    Range {
+                        lo,
+                        hi: rng.gen_range(lo..SPACE + 0x100),
+                        read: rng.gen_bool(0.8),
+                        write: rng.gen_bool(0.7),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Program { stages, protect }
+}
+
+fn random_requests(rng: &mut ChaCha8Rng, n: usize) -> Vec<Request> {
+    let mut tags = [0u8; PORTS];
+    (0..n)
+        .map(|_| {
+            let src = rng.gen_range(0..PORTS as u8);
+            tags[src as usize] = tags[src as usize].wrapping_add(1);
+            let len = if rng.gen_bool(0.05) {
+                rng.gen_range(0..=15)
+            } else {
+                rng.gen_range(1..=8)
+            };
+            let word = rng.gen_range(0..(SPACE + 0x100) / 8) * 8;
+            let off = if rng.gen_bool(0.05) {
+                rng.gen_range(0..8)
+            } else {
+                rng.gen_range(0..=8 - len.clamp(1, 8)) as u64
+            };
+            Request {
+                src,
+                op: [Op::Read, Op::Write, Op::AtomicAdd][rng.gen_range(0..3)],
+                addr: word + off,
+                len,
+                tag: tags[src as usize],
+                data: rng.gen(),
+            }
+        })
+        .collect()
+}
+
+struct W<const K: usize>
+where
+    Memops<K>: weft_sim::hdl::HdlPorts<In = MemIn, Out = MemOut>,
+{
+    hdl: Prepared<Memops<K>>,
+    vl: Option<Prepared<Memops<K>>>,
+}
+
+impl<const K: usize> W<K>
+where
+    Memops<K>: weft_sim::hdl::HdlPorts<In = MemIn, Out = MemOut>,
+{
+    fn new() -> Self {
+        let m = format!("weft_memops_k{K}");
+        let o = EngineOptions::default();
+        Self {
+            hdl: Prepared::new(Engine::RustHdl, &m, weft_hdl::emit::memops::<K>, false, &o)
+                .unwrap(),
+            vl: verilator_usable().then(|| {
+                Prepared::new(
+                    Engine::Verilator,
+                    &m,
+                    weft_hdl::emit::memops::<K>,
+                    false,
+                    &o,
+                )
+                .unwrap()
+            }),
+        }
+    }
+
+    fn check(
+        &self,
+        prog: &Program,
+        reqs: &[Request],
+        t: MemTiming,
+        seed: u64,
+    ) -> Result<MemRun, String> {
+        let image = prog.image().map_err(|e| e.to_string())?;
+        let want = predict(prog, reqs);
+        let mut w: Vec<Factory<'_, MemIn, MemOut>> = vec![Box::new(|| -> BoxDut<MemIn, MemOut> {
+            self.hdl.instantiate(None).unwrap()
+        })];
+        if let Some(vl) = &self.vl {
+            w.push(Box::new(|| vl.instantiate(None).unwrap()));
+        }
+        let make = || MemopsDriver::new(image.clone(), K, reqs.to_vec(), t, seed);
+        let mut runs = run_all(&w, &make, 400 * reqs.len() as u64 + 2000)?;
+        if runs.len() == 2 {
+            check_pair(&w, &runs, 0, 1, &make)?;
+        }
+        for r in &runs {
+            let got = &r.driver.run;
+            let norm = |i: &weft_model::memops::Issued| {
+                (i.dst, i.req.op, i.req.addr, i.req.len, i.req.data)
+            };
+            let gi: Vec<_> = got.issued.iter().map(norm).collect();
+            let wi: Vec<_> = want.issued.iter().map(norm).collect();
+            if gi != wi {
+                return Err(format!(
+                    "{}: issued differ\n got {gi:x?}\nwant {wi:x?}",
+                    r.witness
+                ));
+            }
+            let (mut gc, mut wc) = (got.completions.clone(), want.completions.clone());
+            gc.sort();
+            wc.sort();
+            if gc != wc {
+                return Err(format!(
+                    "{}: completions differ\n got {gc:x?}\nwant {wc:x?}",
+                    r.witness
+                ));
+            }
+            if got.endpoints != want.endpoints {
+                return Err(format!("{}: memories differ", r.witness));
+            }
+            let tel = &got.telemetry;
+            let wt = &want.telemetry;
+            let mut expect: Vec<u64> = wt.tx[..K].to_vec();
+            expect.extend(&wt.bytes[..K]);
+            expect.extend([wt.issued, wt.blocked, wt.denied, wt.errors, wt.mirrored]);
+            if tel[..tel_counters(K) - 1] != expect[..] {
+                return Err(format!(
+                    "{}: telemetry\n got {tel:?}\nwant {expect:?}",
+                    r.witness
+                ));
+            }
+            let drops = tel[tel_counters(K) - 1];
+            let mut it = want.mirrored.iter();
+            let subseq = got
+                .mirrored
+                .iter()
+                .all(|m| it.any(|w| Request { data: 0, ..*w } == *m));
+            if !subseq || got.mirrored.len() as u64 + drops != wt.mirrored {
+                return Err(format!(
+                    "{}: mirror: {} received + {drops} dropped of {}",
+                    r.witness,
+                    got.mirrored.len(),
+                    wt.mirrored
+                ));
+            }
+            if got.outstanding != 0 || got.bad_completions != 0 {
+                return Err(format!(
+                    "{}: {} outstanding at the end",
+                    r.witness, got.outstanding
+                ));
+            }
+            never_corrupt(prog, got)?;
+        }
+        Ok(runs.swap_remove(0).driver.run)
+    }
+}
+
+/// The safety property, independent of the model: every byte a memory
+/// holds lies in a range of that destination that permits writes.
+fn never_corrupt(prog: &Program, run: &MemRun) -> Result<(), String> {
+    for (d, mem) in run.endpoints.iter().enumerate() {
+        for (a, _) in mem.bytes() {
+            let ok = prog
+                .protect
+                .get(d)
+                .is_some_and(|rs| rs.iter().any(|r| r.write && r.lo <= a && a <= r.hi));
+            if !ok {
+                return Err(format!(
+                    "destination {d}: byte {a:#x} written outside its permitted ranges"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn k3() -> &'static W<3> {
+    static W3: OnceLock<W<3>> = OnceLock::new();
+    W3.get_or_init(W::new)
+}
+
+fn k8() -> &'static W<8> {
+    static W8: OnceLock<W<8>> = OnceLock::new();
+    W8.get_or_init(W::new)
+}
+
+fn timing() -> impl Strategy<Value = MemTiming> {
+    (
+        0.0f64..0.5,
+        prop::array::uniform4(0.0f64..0.7),
+        1u32..12,
+        0.0f64..0.6,
+        0.0f64..0.9,
+    )
+        .prop_map(
+            |(bubble, dst_stall, max_delay, cpl_stall, mir_stall)| MemTiming {
+                bubble,
+                dst_stall,
+                max_delay,
+                cpl_stall,
+                mir_stall,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_and_traffic_match_the_model(seed in any::<u64>(), t in timing()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let prog = random_program(&mut rng, 3);
+        let reqs = random_requests(&mut rng, 60);
+        k3().check(&prog, &reqs, t, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn eight_stage_port_matches_the_model(seed in any::<u64>(), t in timing()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let prog = random_program(&mut rng, 8);
+        let reqs = random_requests(&mut rng, 60);
+        k8().check(&prog, &reqs, t, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// An adversarial program: it routes everything to port 1 and remaps every
+/// write into port 1's protected region; the protection table still stops
+/// each one.
+#[test]
+fn a_malicious_program_cannot_write_outside_permitted_ranges() {
+    let prog = Program {
+        stages: vec![
+            Stage {
+                src_mask: 0xf,
+                ops: 7,
+                range: (0, u64::MAX),
+                action: Action::Route(1),
+            },
+            Stage {
+                src_mask: 0xf,
+                ops: 0b110,
+                range: (0, u64::MAX),
+                action: Action::Remap {
+                    offset: 0x1000,
+                    target: (0, u64::MAX),
+                },
+            },
+            Stage {
+                src_mask: 0xf,
+                ops: 7,
+                range: (0, u64::MAX),
+                action: Action::ReduceOnWrite,
+            },
+        ],
+        protect: vec![
+            vec![],
+            vec![Range {
+                lo: 0,
+                hi: 0xfff,
+                read: true,
+                write: true,
+            }],
+        ],
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let reqs: Vec<Request> = (0..40)
+        .map(|i| Request {
+            src: (i % 4) as u8,
+            op: Op::Write,
+            addr: rng.gen_range(0..0x100) * 8,
+            len: 8,
+            tag: i as u8,
+            data: rng.gen(),
+        })
+        .collect();
+    let run = k3().check(&prog, &reqs, MemTiming::FAST, 1).unwrap();
+    assert!(
+        run.endpoints.iter().all(|m| m.bytes().next().is_none()),
+        "nothing may be written"
+    );
+    assert!(run
+        .completions
+        .iter()
+        .all(|c| c.status == weft_model::memops::Status::Denied));
+}
+
+/// One request header per cycle at a fixed added latency of K + 1 cycles
+/// when nothing downstream stalls.
+#[test]
+fn one_header_per_cycle_and_fixed_latency() {
+    let prog = Program {
+        stages: vec![Stage {
+            src_mask: 0xf,
+            ops: 7,
+            range: (0, u64::MAX),
+            action: Action::Route(2),
+        }],
+        protect: vec![
+            vec![],
+            vec![],
+            vec![Range {
+                lo: 0,
+                hi: u64::MAX,
+                read: true,
+                write: true,
+            }],
+            vec![],
+        ],
+    };
+    let reqs: Vec<Request> = (0..64)
+        .map(|i| Request {
+            src: (i % 4) as u8,
+            op: Op::Read,
+            addr: 8 * i as u64,
+            len: 8,
+            tag: i as u8,
+            data: 0,
+        })
+        .collect();
+    let run = k8().check(&prog, &reqs, MemTiming::FAST, 1).unwrap();
+    let a = &run.accepted_at;
+    assert!(
+        a.windows(2).all(|w| w[1] == w[0] + 1),
+        "a header every cycle: {a:?}"
+    );
+}
