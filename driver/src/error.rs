@@ -102,4 +102,49 @@ pub enum Error {
         /// Why.
         why: String,
     },
+    /// No PCI function at that address.
+    #[error(
+        "no PCI device {bdf}: nothing at /sys/bus/pci/devices/{bdf} (lspci -D lists the addresses)"
+    )]
+    NoSuchDevice {
+        /// The PCI address asked for.
+        bdf: String,
+    },
+    /// The function is bound to another driver, or to none.
+    #[error("vfio:{bdf}: not bound to vfio-pci (driver: {}); bind it with `weft bind {bdf}` as root, or by hand: echo vfio-pci > /sys/bus/pci/devices/{bdf}/driver_override; echo {bdf} > /sys/bus/pci/devices/{bdf}/driver/unbind; echo {bdf} > /sys/bus/pci/drivers_probe", driver.as_deref().unwrap_or("none"))]
+    NotBound {
+        /// The PCI address.
+        bdf: String,
+        /// The driver it is bound to, if any.
+        driver: Option<String>,
+    },
+    /// The kernel has no IOMMU translation for the device.
+    #[error("vfio:{bdf}: the IOMMU is not enabled: {why}")]
+    NoIommu {
+        /// The PCI address.
+        bdf: String,
+        /// What was found missing.
+        why: String,
+    },
+    /// An operating-system call failed.
+    #[error("{device}: {what}: {source}")]
+    Os {
+        /// Which device.
+        device: String,
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A queue was misused or the card broke the ring protocol.
+    #[error("{device}: queue {queue}: {why}")]
+    Queue {
+        /// Which device.
+        device: String,
+        /// Which queue, e.g. `h2c0`.
+        queue: String,
+        /// What went wrong.
+        why: String,
+    },
 }

@@ -62,8 +62,11 @@ fn identifies_a_good_card() {
     assert_eq!(info.board_name(), Some("u250"));
     assert_eq!(info.git_hash, 0xdead_beef);
     let names: Vec<_> = info.blocks.iter().map(|b| b.name).collect();
-    assert_eq!(names, vec![Some("id"), Some("ctrl"), Some("kv")]);
-    assert_eq!(info.map_version_string(), "1.0");
+    assert_eq!(
+        names,
+        vec![Some("id"), Some("ctrl"), Some("kv"), Some("queue")]
+    );
+    assert_eq!(info.map_version_string(), "1.1");
 }
 
 #[test]

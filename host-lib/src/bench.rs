@@ -353,3 +353,100 @@ pub fn kv(opts: &BenchOptions, speed_engines: &[Engine]) -> Result<KvBench> {
         sim_speed,
     })
 }
+
+/// One MemOps throughput run.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemopsThroughput {
+    /// Scenario.
+    pub scenario: String,
+    /// Requests.
+    pub requests: usize,
+    /// Request headers accepted per cycle while requests were offered.
+    pub headers_per_cycle: f64,
+    /// Added latency of the first issued request, cycles.
+    pub added_latency: Option<u64>,
+    /// The run matched the reference model.
+    pub model_agrees: bool,
+}
+
+/// MemOps port (8 stages) throughput: random traffic routed to all four
+/// destinations, without and with back-pressure on one destination.
+pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> {
+    use crate::memops::{run as run_memops, Parsed, RunOptions};
+    use weft_model::memops::driver::MemTiming;
+    use weft_model::memops::{Action, Op, Program, Range, Request, Stage};
+    // Route by address bits 13:12, count everything, mirror writes; every
+    // destination permits everything.
+    let mut stages: Vec<Stage> = (0..4u64)
+        .map(|d| Stage {
+            src_mask: 0xf,
+            ops: 7,
+            range: (d << 12, (d << 12) + 0xfff),
+            action: Action::Route(d as u8),
+        })
+        .collect();
+    stages.push(Stage {
+        src_mask: 0xf,
+        ops: 7,
+        range: (0, u64::MAX),
+        action: Action::Count,
+    });
+    stages.push(Stage {
+        src_mask: 0xf,
+        ops: 2,
+        range: (0, u64::MAX),
+        action: Action::Mirror,
+    });
+    let all = Range {
+        lo: 0,
+        hi: u64::MAX,
+        read: true,
+        write: true,
+    };
+    let program = Program {
+        stages,
+        protect: vec![vec![all]; 4],
+    };
+    let parsed = Parsed {
+        priorities: (0..program.stages.len() as i64).collect(),
+        program,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let reqs: Vec<Request> = (0..requests)
+        .map(|i| Request {
+            src: rng.gen_range(0..4),
+            op: [Op::Read, Op::Write, Op::AtomicAdd][rng.gen_range(0..3)],
+            addr: rng.gen_range(0..0x800) * 8,
+            len: 8,
+            tag: i as u8,
+            data: rng.gen(),
+        })
+        .collect();
+    let scenarios = [
+        ("random traffic, no back-pressure", [0.0; 4]),
+        ("destination 2 refuses 50% of cycles", [0.0, 0.0, 0.5, 0.0]),
+        ("destination 2 refuses 90% of cycles", [0.0, 0.0, 0.9, 0.0]),
+    ];
+    let mut out = vec![];
+    for (name, dst_stall) in scenarios {
+        let opts = RunOptions {
+            engine,
+            timing: MemTiming {
+                dst_stall,
+                max_delay: 4,
+                ..MemTiming::FAST
+            },
+            seed: 3,
+            progress: None,
+        };
+        let r = run_memops(&parsed, &reqs, &opts)?;
+        out.push(MemopsThroughput {
+            scenario: name.into(),
+            requests,
+            headers_per_cycle: r.headers_per_cycle,
+            added_latency: r.added_latency,
+            model_agrees: r.model_agrees,
+        });
+    }
+    Ok(out)
+}

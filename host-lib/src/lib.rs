@@ -8,6 +8,13 @@
 //! # Ok::<(), weft::Error>(())
 //! ```
 //!
+//! A real card is a PCI function bound to vfio-pci (`weft bind`), opened
+//! through weft-driver's `VfioDevice` and refused unless it is a weft card
+//! speaking this register map; [`probe`] says what a function is and why it
+//! is or is not usable. [`queue::Queues`] moves messages between host and
+//! card over a backend trait: weft's ring protocol today (served by the
+//! simulated card's modelled queue engine); AMD QDMA is not implemented.
+//!
 //! The simulated card needs the `sim` feature (on by default); a build for
 //! hardware only uses `default-features = false` and never compiles rust-hdl.
 #![deny(missing_docs)]
@@ -17,7 +24,12 @@ pub mod bench;
 pub mod error;
 #[cfg(feature = "sim")]
 pub mod kv;
+pub mod memops;
 pub mod nic;
+pub mod probe;
+pub mod queue;
+#[cfg(feature = "sim")]
+pub mod queue_bench;
 pub mod spec;
 pub mod status;
 #[cfg(feature = "sim")]

@@ -2,6 +2,7 @@
 
 use crate::spec::{DeviceSpec, SimEngine};
 use crate::{Error, Result};
+use std::sync::Arc;
 use weft_driver::{identify, CardInfo, Device};
 
 /// Options for opening a card.
@@ -16,7 +17,7 @@ pub struct OpenOptions<'a> {
 /// An open weft card.
 pub struct Nic {
     spec: DeviceSpec,
-    dev: Box<dyn Device>,
+    dev: Arc<dyn Device>,
 }
 
 impl Nic {
@@ -27,12 +28,14 @@ impl Nic {
 
     /// Open a card with options.
     pub fn open_with(spec: DeviceSpec, opts: &OpenOptions) -> Result<Self> {
-        let dev: Box<dyn Device> = match &spec {
-            DeviceSpec::Sim(engine) => open_sim(*engine, opts)?,
+        let dev: Arc<dyn Device> = match &spec {
+            DeviceSpec::Sim(engine) => open_sim(*engine, opts)?.into(),
             DeviceSpec::Vfio(bdf) => {
-                return Err(Error::Unsupported(format!(
-                    "vfio:{bdf}: this build has no VFIO driver yet; only the simulated card (sim, sim:verilator) can be opened"
-                )))
+                let dev = weft_driver::vfio::VfioDevice::open(bdf)?;
+                // Refuse anything that is not a weft card speaking our map
+                // before it is handed out (the error says what was found).
+                identify(&dev)?;
+                Arc::new(dev)
             }
         };
         Ok(Self { spec, dev })
@@ -40,7 +43,10 @@ impl Nic {
 
     /// Wrap an already open device (for example a test double).
     pub fn from_device(spec: DeviceSpec, dev: Box<dyn Device>) -> Self {
-        Self { spec, dev }
+        Self {
+            spec,
+            dev: dev.into(),
+        }
     }
 
     /// What was opened.
@@ -51,6 +57,11 @@ impl Nic {
     /// The device.
     pub fn device(&self) -> &dyn Device {
         self.dev.as_ref()
+    }
+
+    /// The device, shared (queues hold on to it).
+    pub fn device_arc(&self) -> Arc<dyn Device> {
+        self.dev.clone()
     }
 
     /// Read the ID block and walk the register chain.

@@ -283,7 +283,10 @@ fn cli_refuses_a_bad_line_by_number_and_runs_nothing() {
         (vec!["--slots", "1000"], "power of two"),
         (vec!["--workers", "17"], "1..=16"),
         (vec!["--loss", "1"], "loss probability"),
-        (vec!["--device", "vfio:0000:3b:00.0"], "no VFIO driver"),
+        (
+            vec!["--device", "vfio:0000:3b:00.0"],
+            "weft does not drive yet",
+        ),
     ] {
         let mut a = vec!["agg", "kv", "--input", &f];
         a.extend(args);

@@ -5,15 +5,25 @@
 //! the card's register port, simulated cycle by cycle, so everything above
 //! the driver (discovery, `weft status`, the key-value daemon) runs exactly
 //! the code it runs on hardware. Packets delivered to the card's network
-//! port stream into the engine one beat per cycle as it takes them; its
-//! record and ack streams are drained every cycle into host-side queues (a
-//! model of the host queue: the descriptor rings come with the VFIO issue). DMA memory is a model of host memory behind an IOMMU: buffers
-//! get IOVAs from the driver's allocator in a 39-bit space above 4 GiB (as
-//! QEMU's emulated IOMMU offers), and card-side accesses are translated and
+//! port stream into the engine one beat per cycle as it takes them. DMA
+//! memory is a model of host memory behind an IOMMU: buffers get IOVAs
+//! from the driver's allocator in a 39-bit space above 4 GiB (as QEMU's
+//! emulated IOMMU offers), and card-side accesses are translated and
 //! bounds-checked like IOMMU lookups.
+//!
+//! The host queues: the RTL has no DMA engine yet, so the `queue` register
+//! block is served by a software model of the card's queue engine
+//! ([`crate::queue_engine`]), intercepted here before the AXI4-Lite bus.
+//! H2C queue 0 feeds the card's input stream (the same receive buffer
+//! [`KvCard::deliver`] fills); while C2H queue 0 is enabled, the record
+//! and ack streams go to it as messages ([`crate::kv_rings`]), otherwise
+//! they are drained every cycle into in-process queues (returned by
+//! [`KvCard::advance`]). The model's interrupts are vectors 0 to 3 (vector
+//! 0 is shared with the RTL's test interrupt).
 
 use crate::engine::{BoxDut, Engine, EngineOptions, Prepared};
 use crate::kv_card::{CardOutput, KvCard};
+use crate::queue_engine::{QueueEngine, Refused, VECTORS};
 use crate::SimError;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -51,6 +61,8 @@ struct Card {
     rx_beat: usize,
     beats: u64,
     out: CardOutput,
+    queue: QueueEngine,
+    mem: Arc<Mutex<HostMemory>>,
 }
 
 impl Card {
@@ -93,12 +105,23 @@ impl Card {
                             .then(|| (o.m_tdata[2 * l], o.m_tdata[2 * l + 1] as i32))
                     })
                     .collect();
-                self.out.records.push(RecordBeat { kind, lanes });
+                let r = RecordBeat { kind, lanes };
+                if self.queue.c2h_enabled() {
+                    let msg = crate::kv_rings::encode_record(&r);
+                    self.queue.send_c2h(msg, &mut *lock(&self.mem));
+                } else {
+                    self.out.records.push(r);
+                }
             }
         }
         if o.a_tvalid {
             if let Some(a) = Ack::unpack(o.a_tdata) {
-                self.out.acks.push(a);
+                if self.queue.c2h_enabled() {
+                    let msg = crate::kv_rings::encode_ack(&a);
+                    self.queue.send_c2h(msg, &mut *lock(&self.mem));
+                } else {
+                    self.out.acks.push(a);
+                }
             }
         }
         self.dut.tick();
@@ -115,6 +138,18 @@ pub struct HostMemory {
 }
 
 impl HostMemory {
+    /// Allocate a DMA buffer in `mem` (page-granular IOVAs above 4 GiB).
+    pub fn alloc(mem: &Arc<Mutex<HostMemory>>, len: usize) -> Result<Box<dyn DmaBuffer>> {
+        let mut m = lock(mem);
+        let iova = m.allocator().alloc(len as u64, weft_driver::iova::PAGE)?;
+        m.regions.insert(iova, vec![0; len]);
+        Ok(Box::new(SimDma {
+            iova,
+            len,
+            mem: mem.clone(),
+        }))
+    }
+
     fn allocator(&mut self) -> &mut IovaAllocator {
         self.iova
             .get_or_insert_with(|| IovaAllocator::new(IOVA_BASE, IOVA_LIMIT))
@@ -265,6 +300,7 @@ impl SimDevice {
         opts: &EngineOptions,
     ) -> Result<Self, SimError> {
         let dut = card_dut(engine, build, slot_bits, opts)?;
+        let mem = Arc::new(Mutex::new(HostMemory::default()));
         let name = match engine {
             Engine::RustHdl => "sim".to_string(),
             Engine::Verilator => "sim:verilator".to_string(),
@@ -280,8 +316,10 @@ impl SimDevice {
                 rx_beat: 0,
                 beats: 0,
                 out: CardOutput::default(),
+                queue: QueueEngine::default(),
+                mem: mem.clone(),
             }),
-            mem: Arc::new(Mutex::new(HostMemory::default())),
+            mem,
             fault: Mutex::new(None),
         })
     }
@@ -355,6 +393,10 @@ impl Device for SimDevice {
 
     fn read32(&self, addr: u32) -> Result<u32> {
         self.check_range(addr)?;
+        if QueueEngine::owns(addr) {
+            let r = lock(&self.card).queue.read(addr);
+            return r.map_err(|e| self.refused("read", addr, e));
+        }
         let (resp, data) = self.access(Op::Read { addr })?;
         self.check("read", addr, resp)?;
         Ok(data)
@@ -362,6 +404,13 @@ impl Device for SimDevice {
 
     fn write32(&self, addr: u32, value: u32) -> Result<()> {
         self.check_range(addr)?;
+        if QueueEngine::owns(addr) {
+            let mut card = lock(&self.card);
+            let Card { queue, rx, mem, .. } = &mut *card;
+            let mut mem = lock(mem);
+            let r = queue.write(addr, value, &mut *mem, &mut |p| rx.push_back(p));
+            return r.map_err(|e| self.refused("write", addr, e));
+        }
         let (resp, _) = self.access(Op::Write {
             addr,
             data: value,
@@ -371,21 +420,17 @@ impl Device for SimDevice {
     }
 
     fn dma_alloc(&self, len: usize) -> Result<Box<dyn DmaBuffer>> {
-        let mut mem = lock(&self.mem);
-        let iova = mem.allocator().alloc(len as u64, weft_driver::iova::PAGE)?;
-        mem.regions.insert(iova, vec![0; len]);
-        Ok(Box::new(SimDma {
-            iova,
-            len,
-            mem: self.mem.clone(),
-        }))
+        HostMemory::alloc(&self.mem, len)
     }
 
     fn wait_irq(&self, vector: u32, timeout: Duration) -> Result<bool> {
-        if vector != 0 {
+        if vector as usize >= VECTORS {
             return Err(Error::Unusable {
                 device: self.name.clone(),
-                why: format!("interrupt vector {vector} does not exist (the card has vector 0)"),
+                why: format!(
+                    "interrupt vector {vector} does not exist (the card has vectors 0 to {})",
+                    VECTORS - 1
+                ),
             });
         }
         let budget = (timeout.as_nanos() as u64)
@@ -395,8 +440,11 @@ impl Device for SimDevice {
         let mut card = lock(&self.card);
         let idle = MasterSignals::default();
         for _ in 0..=budget {
-            if card.irq_pending > 0 {
+            if vector == 0 && card.irq_pending > 0 {
                 card.irq_pending -= 1;
+                return Ok(true);
+            }
+            if card.queue.take_irq(vector as usize) {
                 return Ok(true);
             }
             card.step(&idle);
@@ -406,6 +454,71 @@ impl Device for SimDevice {
 }
 
 impl SimDevice {
+    fn refused(&self, op: &'static str, addr: u32, e: Refused) -> Error {
+        Error::Bus {
+            device: self.name.clone(),
+            op,
+            addr,
+            resp: match e {
+                Refused::Unmapped => "DECERR",
+                Refused::ReadOnly => "SLVERR",
+            },
+        }
+    }
+
+    /// What the modelled queue engine has done.
+    pub fn queue_stats(&self) -> crate::queue_engine::EngineStats {
+        lock(&self.card).queue.stats()
+    }
+
+    /// The key-value engine's geometry.
+    pub fn kv_config(&self) -> Config {
+        Config {
+            lanes: CARD_LANES,
+            slot_bits: self.slot_bits,
+            senders: SENDERS,
+        }
+    }
+
+    /// Simulate `cycles` cycles; returns what the card's host-bound streams
+    /// produced outside the C2H queue (nothing while it is enabled).
+    pub fn advance_cycles(&self, cycles: u64) -> CardOutput {
+        let mut card = lock(&self.card);
+        let idle = MasterSignals::default();
+        for _ in 0..cycles {
+            card.step(&idle);
+        }
+        std::mem::take(&mut card.out)
+    }
+
+    /// Drop whatever waits in the card's receive buffer (benchmarks that
+    /// feed the input stream without running the RTL).
+    pub fn discard_input(&self) {
+        let mut card = lock(&self.card);
+        if card.rx_beat == 0 {
+            card.rx.clear();
+        } else {
+            // Keep the packet the engine is in the middle of.
+            card.rx.truncate(1);
+        }
+    }
+
+    /// Input beats the engine accepted.
+    pub fn input_beats(&self) -> u64 {
+        lock(&self.card).beats
+    }
+
+    /// Nothing waits in the receive buffer or the C2H backlog.
+    pub fn input_idle(&self) -> bool {
+        let card = lock(&self.card);
+        card.rx.is_empty() && card.queue.backlog() == 0
+    }
+
+    /// The first register-access failure noted by the `KvCard` interface.
+    pub fn first_fault(&self) -> Option<String> {
+        lock(&self.fault).clone()
+    }
+
     fn note_fault(&self, e: Error) {
         let mut f = lock(&self.fault);
         if f.is_none() {
@@ -416,11 +529,7 @@ impl SimDevice {
 
 impl KvCard for SimDevice {
     fn config(&self) -> Config {
-        Config {
-            lanes: CARD_LANES,
-            slot_bits: self.slot_bits,
-            senders: SENDERS,
-        }
+        self.kv_config()
     }
 
     fn deliver(&mut self, payload: Vec<u8>) {
@@ -428,12 +537,7 @@ impl KvCard for SimDevice {
     }
 
     fn advance(&mut self, cycles: u64) -> CardOutput {
-        let mut card = lock(&self.card);
-        let idle = MasterSignals::default();
-        for _ in 0..cycles {
-            card.step(&idle);
-        }
-        std::mem::take(&mut card.out)
+        self.advance_cycles(cycles)
     }
 
     fn write_reg(&mut self, reg: &Register, value: u32) {
@@ -454,14 +558,14 @@ impl KvCard for SimDevice {
     }
 
     fn beats(&self) -> u64 {
-        lock(&self.card).beats
+        self.input_beats()
     }
 
     fn idle(&self) -> bool {
-        lock(&self.card).rx.is_empty()
+        self.input_idle()
     }
 
     fn fault(&self) -> Option<String> {
-        lock(&self.fault).clone()
+        self.first_fault()
     }
 }

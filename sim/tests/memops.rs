@@ -10,8 +10,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::OnceLock;
 use weft_hdl::memops::Memops;
-use weft_model::memops::driver::{tel_counters, MemIn, MemOut, MemRun, MemTiming, MemopsDriver};
-use weft_model::memops::{predict, Action, Op, Program, Range, Request, Stage, PORTS, RANGES};
+use weft_model::memops::driver::{check_run, MemIn, MemOut, MemRun, MemTiming, MemopsDriver};
+use weft_model::memops::{Action, Op, Program, Range, Request, Stage, PORTS, RANGES};
 use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::witness::{check_pair, run_all, Factory};
 
@@ -152,7 +152,6 @@ where
         seed: u64,
     ) -> Result<MemRun, String> {
         let image = prog.image().map_err(|e| e.to_string())?;
-        let want = predict(prog, reqs);
         let mut w: Vec<Factory<'_, MemIn, MemOut>> = vec![Box::new(|| -> BoxDut<MemIn, MemOut> {
             self.hdl.instantiate(None).unwrap()
         })];
@@ -165,84 +164,10 @@ where
             check_pair(&w, &runs, 0, 1, &make)?;
         }
         for r in &runs {
-            let got = &r.driver.run;
-            let norm = |i: &weft_model::memops::Issued| {
-                (i.dst, i.req.op, i.req.addr, i.req.len, i.req.data)
-            };
-            let gi: Vec<_> = got.issued.iter().map(norm).collect();
-            let wi: Vec<_> = want.issued.iter().map(norm).collect();
-            if gi != wi {
-                return Err(format!(
-                    "{}: issued differ\n got {gi:x?}\nwant {wi:x?}",
-                    r.witness
-                ));
-            }
-            let (mut gc, mut wc) = (got.completions.clone(), want.completions.clone());
-            gc.sort();
-            wc.sort();
-            if gc != wc {
-                return Err(format!(
-                    "{}: completions differ\n got {gc:x?}\nwant {wc:x?}",
-                    r.witness
-                ));
-            }
-            if got.endpoints != want.endpoints {
-                return Err(format!("{}: memories differ", r.witness));
-            }
-            let tel = &got.telemetry;
-            let wt = &want.telemetry;
-            let mut expect: Vec<u64> = wt.tx[..K].to_vec();
-            expect.extend(&wt.bytes[..K]);
-            expect.extend([wt.issued, wt.blocked, wt.denied, wt.errors, wt.mirrored]);
-            if tel[..tel_counters(K) - 1] != expect[..] {
-                return Err(format!(
-                    "{}: telemetry\n got {tel:?}\nwant {expect:?}",
-                    r.witness
-                ));
-            }
-            let drops = tel[tel_counters(K) - 1];
-            let mut it = want.mirrored.iter();
-            let subseq = got
-                .mirrored
-                .iter()
-                .all(|m| it.any(|w| Request { data: 0, ..*w } == *m));
-            if !subseq || got.mirrored.len() as u64 + drops != wt.mirrored {
-                return Err(format!(
-                    "{}: mirror: {} received + {drops} dropped of {}",
-                    r.witness,
-                    got.mirrored.len(),
-                    wt.mirrored
-                ));
-            }
-            if got.outstanding != 0 || got.bad_completions != 0 {
-                return Err(format!(
-                    "{}: {} outstanding at the end",
-                    r.witness, got.outstanding
-                ));
-            }
-            never_corrupt(prog, got)?;
+            check_run(prog, K, reqs, &r.driver.run).map_err(|e| format!("{}: {e}", r.witness))?;
         }
         Ok(runs.swap_remove(0).driver.run)
     }
-}
-
-/// The safety property, independent of the model: every byte a memory
-/// holds lies in a range of that destination that permits writes.
-fn never_corrupt(prog: &Program, run: &MemRun) -> Result<(), String> {
-    for (d, mem) in run.endpoints.iter().enumerate() {
-        for (a, _) in mem.bytes() {
-            let ok = prog
-                .protect
-                .get(d)
-                .is_some_and(|rs| rs.iter().any(|r| r.write && r.lo <= a && a <= r.hi));
-            if !ok {
-                return Err(format!(
-                    "destination {d}: byte {a:#x} written outside its permitted ranges"
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn k3() -> &'static W<3> {

@@ -44,10 +44,90 @@ enum Cmd {
         #[command(subcommand)]
         cmd: AggCmd,
     },
+    /// MemOps switch port: verify programs, run traces.
+    Memops {
+        #[command(subcommand)]
+        cmd: MemopsCmd,
+    },
     /// Benchmarks, counted in cycles (not pass/fail).
     Bench {
         #[command(subcommand)]
         cmd: BenchCmd,
+    },
+    /// Describe a PCI function (vfio:DDDD:BB:DD.F): ID block, BARs, IOMMU
+    /// group, MSI-X vectors, and whether weft can drive it, or why not.
+    Probe(ProbeArgs),
+    /// Bind a PCI function to vfio-pci through sysfs driver_override, after
+    /// showing what will happen and asking (as root).
+    Bind(BindArgs),
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// The function: vfio:DDDD:BB:DD.F (or the bare address).
+    spec: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct BindArgs {
+    /// The function's PCI address, DDDD:BB:DD.F.
+    bdf: String,
+    /// Do it without asking.
+    #[arg(long)]
+    yes: bool,
+}
+
+#[derive(Args)]
+struct BenchQueueArgs {
+    /// Descriptors per measurement on the in-memory double and the ceiling.
+    #[arg(long, default_value_t = 400_000)]
+    descriptors: u64,
+    /// Descriptors per measurement on the simulated card.
+    #[arg(long, default_value_t = 100_000)]
+    sim_descriptors: u64,
+    /// Message bytes.
+    #[arg(long, default_value_t = 64)]
+    message: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum MemopsCmd {
+    /// Verify a MemOps program (TOML): bounded actions, remaps inside their
+    /// targets, no route able to write outside its destination's permitted
+    /// ranges, conflicts ordered by priority. Exits non-zero on rejection.
+    Check {
+        /// The program.
+        program: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify a program, then run a trace (`src op addr len tag [data-hex]`
+    /// per line) through the simulated port with memories on its four
+    /// ports; print completions per source, telemetry and a SHA-256 of each
+    /// memory, and check the run against the reference model.
+    Run {
+        /// The program.
+        #[arg(long)]
+        program: PathBuf,
+        /// The trace.
+        #[arg(long)]
+        trace: PathBuf,
+        /// The simulated port: sim (rust-hdl) or sim:verilator.
+        #[arg(long, default_value = "sim")]
+        device: DeviceSpec,
+        /// Seed of the memories' timing.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -58,6 +138,21 @@ enum BenchCmd {
     /// 0.99 and 1.2, table 1% and 10% of the distinct keys), and simulation
     /// speed of the card on both simulators.
     Kv(BenchKvArgs),
+    /// Host queue throughput on one core: descriptors per second for batch
+    /// sizes 1, 8, 32 and 64 on the in-memory card double and on the
+    /// simulated card, beside the ceiling of descriptor and doorbell writes
+    /// alone.
+    Queue(BenchQueueArgs),
+    /// The MemOps port (8 stages): request headers per cycle under random
+    /// traffic, and with back-pressure on one destination; added latency.
+    Memops {
+        /// Requests per scenario.
+        #[arg(long, default_value_t = 2000)]
+        requests: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -105,8 +200,9 @@ struct KvArgs {
     /// input plus one; 4 with --generate.
     #[arg(long)]
     workers: Option<usize>,
-    /// The card: sim or sim:verilator (both run the reference-model card
-    /// for now; stats say which card ran).
+    /// The card: sim, sim:verilator (the RTL card, traffic on the host
+    /// queues) or sim:model (the reference model); vfio:DDDD:BB:DD.F is
+    /// accepted and refused with the reason.
     #[arg(long, default_value = "sim")]
     device: DeviceSpec,
     /// Slots on the card: 8 lanes x a power of two.
@@ -193,6 +289,17 @@ enum HdlCmd {
     },
     /// Run `verilator --lint-only -Wall` on every block with weft's waivers.
     Lint(JsonArg),
+    /// Resource estimate of a block with yosys `synth_xilinx -family xcup`
+    /// (relative figures: yosys maps UltraScale+ carries to CARRY4 and is
+    /// not Vivado).
+    Synth {
+        /// Block: csr, kv_agg, memops or card.
+        #[arg(long)]
+        block: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -538,6 +645,168 @@ fn agg_kv(a: KvArgs) -> Result<()> {
     Ok(())
 }
 
+fn load_program(path: &std::path::Path) -> Result<weft::memops::Parsed> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    weft::memops::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+fn memops_check(path: &std::path::Path, json: bool) -> Result<()> {
+    let p = load_program(path)?;
+    match weft::memops::verify(&p) {
+        Ok(summary) => {
+            if json {
+                print_json(&json!({ "ok": true, "summary": summary }))
+            } else {
+                println!("{}: ok: {summary}", path.display());
+                Ok(())
+            }
+        }
+        Err(r) => {
+            if json {
+                print_json(
+                    &json!({ "ok": false, "stage": r.stage, "address": r.address.map(|a| format!("{a:#x}")), "message": r.message }),
+                )?;
+            }
+            bail!("{}: rejected: {}", path.display(), r.message)
+        }
+    }
+}
+
+fn memops_run(
+    program: &std::path::Path,
+    trace: &std::path::Path,
+    device: &DeviceSpec,
+    seed: u64,
+    json: bool,
+) -> Result<()> {
+    use weft::spec::SimEngine;
+    let p = load_program(program)?;
+    weft::memops::verify(&p)
+        .map_err(|r| anyhow::anyhow!("{}: rejected: {}", program.display(), r.message))?;
+    let text =
+        std::fs::read_to_string(trace).with_context(|| format!("reading {}", trace.display()))?;
+    let reqs = weft::memops::parse_trace(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", trace.display()))?;
+    let engine = match device {
+        DeviceSpec::Sim(SimEngine::RustHdl) => weft_sim::engine::Engine::RustHdl,
+        DeviceSpec::Sim(SimEngine::Verilator) => weft_sim::engine::Engine::Verilator,
+        other => bail!("{other}: MemOps runs on the simulated port (sim or sim:verilator)"),
+    };
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(format!("Verilator: {m}"));
+    let opts = weft::memops::RunOptions {
+        engine,
+        timing: weft_model::memops::driver::MemTiming {
+            max_delay: 4,
+            ..weft_model::memops::driver::MemTiming::FAST
+        },
+        seed,
+        progress: Some(&progress),
+    };
+    let rep = weft::memops::run(&p, &reqs, &opts);
+    pb.finish_and_clear();
+    let rep = rep?;
+    if json {
+        print_json(&rep)?;
+    } else {
+        for (src, lines) in rep.completions.iter().enumerate() {
+            for c in lines {
+                match &c.data {
+                    Some(d) => println!("{src} {} {} {d}", c.tag, c.status),
+                    None => println!("{src} {} {}", c.tag, c.status),
+                }
+            }
+        }
+        println!("# telemetry");
+        for (name, v) in &rep.telemetry {
+            if *v != 0 || !name.starts_with("stage") {
+                println!("{name} {v}");
+            }
+        }
+        println!("# memory sha256");
+        for (port, h) in rep.memory_sha256.iter().enumerate() {
+            println!("port{port} {h}");
+        }
+        eprintln!(
+            "{} requests on {}: {} cycles, {:.3} headers/cycle, added latency {} cycles; model: {}",
+            reqs.len(),
+            rep.engine,
+            rep.cycles,
+            rep.headers_per_cycle,
+            rep.added_latency
+                .map_or("n/a".to_string(), |l| l.to_string()),
+            if rep.model_agrees {
+                "agrees"
+            } else {
+                "DISAGREES"
+            }
+        );
+    }
+    if let Some(d) = &rep.difference {
+        bail!("the port disagrees with the reference model: {d}");
+    }
+    Ok(())
+}
+
+fn synth(block: &str, json: bool) -> Result<()> {
+    let all = weft_hdl::emit::all(&weft_hdl::this_build());
+    let Some(e) = all.iter().find(|e| e.name == block) else {
+        let names: Vec<_> = all.iter().map(|e| e.name).collect();
+        bail!("no block {block:?} (blocks: {})", names.join(", "));
+    };
+    let module = weft_hdl::emit::module_name(e.name);
+    let pb = spinner();
+    pb.set_message(format!("yosys synth_xilinx -family xcup on {module}"));
+    let r = weft_sim::yosys::synth_xilinx(
+        &e.verilog,
+        &module,
+        &weft_sim::yosys::SynthOptions::default(),
+    );
+    pb.finish_and_clear();
+    let r = r.with_context(|| format!("synthesizing {module}"))?;
+    if json {
+        return print_json(&json!({
+            "module": module, "luts": r.luts, "lutram_luts": r.lutram_luts(), "ffs": r.ffs,
+            "bram36": r.bram36, "uram": r.uram, "dsp": r.dsp, "carry": r.carry, "cells": r.cells,
+        }));
+    }
+    println!(
+        "{module}: {} LUT (+{} as LUTRAM), {} FF, {} BRAM36, {} URAM, {} DSP, {} CARRY ({} cells; yosys synth_xilinx -family xcup)",
+        r.luts, r.lutram_luts(), r.ffs, r.bram36, r.uram, r.dsp, r.carry, r.cells
+    );
+    Ok(())
+}
+
+fn bench_memops(requests: usize, json: bool) -> Result<()> {
+    use weft_sim::engine::Engine;
+    let engine = if weft_sim::verilator::toolchain().is_ok() {
+        Engine::Verilator
+    } else {
+        Engine::RustHdl
+    };
+    let r = weft::bench::memops(engine, requests)?;
+    if json {
+        return print_json(&r);
+    }
+    println!("MemOps port, 8 stages, on {}:", engine.name());
+    for x in &r {
+        println!(
+            "  {:<38} {:>6} requests: {:.3} headers/cycle, added latency {} cycles, model {}",
+            x.scenario,
+            x.requests,
+            x.headers_per_cycle,
+            x.added_latency.map_or("n/a".into(), |l| l.to_string()),
+            if x.model_agrees {
+                "agrees"
+            } else {
+                "DISAGREES"
+            }
+        );
+    }
+    Ok(())
+}
+
 fn bench_kv(a: BenchKvArgs) -> Result<()> {
     use weft_sim::engine::Engine;
     let verilator = weft_sim::verilator::toolchain().is_ok();
@@ -619,6 +888,130 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
             s.engine, s.cycles, s.seconds, s.cycles_per_second
         );
     }
+    Ok(())
+}
+
+/// A PCI address from `vfio:BDF` or a bare `BDF`, checked.
+fn bdf_of(spec: &str) -> Result<String> {
+    let full = if spec.starts_with("vfio:") {
+        spec.to_string()
+    } else {
+        format!("vfio:{spec}")
+    };
+    match full.parse::<DeviceSpec>()? {
+        DeviceSpec::Vfio(bdf) => Ok(bdf),
+        DeviceSpec::Sim(_) => bail!("{spec}: probe takes a PCI function (vfio:0000:3b:00.0)"),
+    }
+}
+
+fn probe(a: ProbeArgs) -> Result<()> {
+    let bdf = bdf_of(&a.spec)?;
+    let p = weft::probe::probe(&bdf)?;
+    if a.json {
+        print_json(&p)
+    } else {
+        print!("{}", p.render());
+        Ok(())
+    }
+}
+
+fn bind(a: BindArgs) -> Result<()> {
+    use weft_driver::vfio::sysfs::{is_root, Sysfs};
+    let bdf = bdf_of(&a.bdf)?;
+    let sysfs = Sysfs::system();
+    let plan = sysfs.bind_plan(&bdf)?;
+    let f = &plan.function;
+    println!(
+        "{bdf} ({:04x}:{:04x}, class {:06x}) is on {}; IOMMU group {}",
+        f.vendor,
+        f.device,
+        f.class,
+        f.driver.as_deref().unwrap_or("no driver"),
+        f.iommu_group.map_or(
+            "none (the IOMMU is off: VFIO will refuse it)".to_string(),
+            |g| g.to_string()
+        )
+    );
+    for b in &plan.group_blockers {
+        println!(
+            "note: {} in the same IOMMU group is on {}; VFIO opens the group only when it is on vfio-pci too (weft bind {})",
+            b.bdf,
+            b.driver.as_deref().unwrap_or("?"),
+            b.bdf
+        );
+    }
+    if plan.steps.is_empty() {
+        println!("{bdf} is already bound to vfio-pci");
+        return Ok(());
+    }
+    if f.iommu_group.is_none() {
+        bail!("{bdf} has no IOMMU group: the IOMMU is off, so VFIO could not use it even bound; enable VT-d/AMD-Vi in the firmware and boot with intel_iommu=on or amd_iommu=on (nothing was changed)");
+    }
+    println!("weft bind will run:");
+    for s in &plan.steps {
+        println!("  {}", s.shell(&bdf));
+    }
+    if !is_root() {
+        bail!("weft bind needs root to write sysfs: run it with sudo (nothing was changed)");
+    }
+    if !a.yes {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() {
+            bail!("not asking on a non-terminal: pass --yes to bind {bdf} (nothing was changed)");
+        }
+        eprint!("bind {bdf} to vfio-pci? [y/N] ");
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            bail!("not bound (answered {:?})", line.trim());
+        }
+    }
+    sysfs.bind(&plan)?;
+    println!("{bdf} is bound to vfio-pci; open it as --device vfio:{bdf}");
+    Ok(())
+}
+
+fn bench_queue(a: BenchQueueArgs) -> Result<()> {
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let o = weft::queue_bench::QueueBenchOptions {
+        descriptors: a.descriptors,
+        sim_descriptors: a.sim_descriptors,
+        message: a.message,
+        ..Default::default()
+    };
+    let r = weft::queue_bench::run(&o, Some(&progress));
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "H2C ring throughput on one core: {}-byte messages, {}-entry ring, descriptors per second",
+        r.message, r.entries
+    );
+    println!(
+        "(ceiling: descriptor writes and one doorbell per batch only, on a double whose queue registers are plain memory)"
+    );
+    println!(
+        "  {:>5} {:>14} {:>16} {:>7} {:>16} {:>7}",
+        "batch", "ceiling", "in-memory double", "ratio", "simulated card", "ratio"
+    );
+    for row in &r.rows {
+        println!(
+            "  {:>5} {:>14.0} {:>16.0} {:>7.2} {:>16.0} {:>7.2}",
+            row.batch,
+            row.ceiling_per_s,
+            row.double_per_s,
+            row.double_ratio,
+            row.sim_per_s,
+            row.sim_ratio
+        );
+    }
+    println!(
+        "({} descriptors per measurement on the double and the ceiling, {} on the simulated card, whose queue engine is a software model; its RTL is not stepped)",
+        r.descriptors, r.sim_descriptors
+    );
     Ok(())
 }
 
@@ -711,10 +1104,34 @@ fn main() -> ExitCode {
         Cmd::Hdl {
             cmd: HdlCmd::Lint(a),
         } => lint(a),
+        Cmd::Hdl {
+            cmd: HdlCmd::Synth { block, json },
+        } => synth(&block, json),
         Cmd::Verify(a) => verify(a),
         Cmd::Bench {
             cmd: BenchCmd::Kv(a),
         } => bench_kv(a),
+        Cmd::Bench {
+            cmd: BenchCmd::Queue(a),
+        } => bench_queue(a),
+        Cmd::Probe(a) => probe(a),
+        Cmd::Bind(a) => bind(a),
+        Cmd::Memops {
+            cmd: MemopsCmd::Check { program, json },
+        } => memops_check(&program, json),
+        Cmd::Bench {
+            cmd: BenchCmd::Memops { requests, json },
+        } => bench_memops(requests, json),
+        Cmd::Memops {
+            cmd:
+                MemopsCmd::Run {
+                    program,
+                    trace,
+                    device,
+                    seed,
+                    json,
+                },
+        } => memops_run(&program, &trace, &device, seed, json),
         Cmd::Agg { cmd: AggCmd::Kv(a) } => agg_kv(a),
         Cmd::Agg {
             cmd: AggCmd::Gen(a),

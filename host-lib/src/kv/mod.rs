@@ -315,7 +315,9 @@ pub struct OpenedCard {
 /// backs a device spec:
 /// - `sim` and `sim:verilator`: the RTL card (`weft_hdl::card`: CSR block
 ///   and `kv_agg`) in rust-hdl's simulator or Verilator, reached through its
-///   AXI4-Lite register port and its streams; `kind` names the engine;
+///   AXI4-Lite register port, with packets sent on H2C queue 0 and acks and
+///   records received on C2H queue 0 (`weft_sim::kv_rings`); `kind` names
+///   the engine;
 /// - `sim:model`: the reference model with a beat-per-cycle timing model
 ///   (fast, for large runs; `kind` is `model`).
 pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
@@ -339,8 +341,13 @@ pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
             &EngineOptions::default(),
         )
         .map_err(|e| KvError::Unsupported(format!("{device}: {e}")))?;
+        // Packets go to the card on H2C queue 0, acks and records come back
+        // on C2H queue 0 (weft's ring protocol, served by the simulated
+        // card's modelled queue engine).
+        let card = weft_sim::kv_rings::RingKvCard::new(std::sync::Arc::new(dev))
+            .map_err(|e| KvError::Unsupported(format!("{device}: host queues: {e}")))?;
         Ok(OpenedCard {
-            card: Box::new(dev),
+            card: Box::new(card),
             kind,
             device: device.to_string(),
         })
@@ -354,7 +361,7 @@ pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
             device: device.to_string(),
         }),
         DeviceSpec::Vfio(bdf) => Err(KvError::Unsupported(format!(
-            "vfio:{bdf}: this build has no VFIO driver yet; key-value jobs run on the simulated card (sim, sim:verilator, sim:model)"
+            "vfio:{bdf}: key-value jobs on a real card need its network ports and AMD QDMA queues, which weft does not drive yet; they run on the simulated card (sim, sim:verilator, sim:model)"
         ))),
     }
 }

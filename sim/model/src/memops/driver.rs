@@ -178,6 +178,8 @@ pub struct MemRun {
     pub endpoints: Vec<Endpoint>,
     /// Cycle each request was accepted.
     pub accepted_at: Vec<u64>,
+    /// Cycle each issued request left the port.
+    pub issued_at: Vec<u64>,
     /// Cycle each request was issued or completed by the port (first
     /// appearance at the port's output).
     pub cycles: u64,
@@ -352,6 +354,7 @@ impl Driver<MemIn, MemOut> for MemopsDriver {
                 .max(self.cycle + delay);
             self.pending[d].push_back((ready, o.out_stag, data));
             self.run.issued.push(Issued { dst: d as u8, req });
+            self.run.issued_at.push(self.cycle - 1);
         }
         if o.cout_valid && i.cout_ready {
             match Status::from_code(o.cout_status) {
@@ -417,4 +420,97 @@ impl Driver<MemIn, MemOut> for MemopsDriver {
     fn finished(&self) -> bool {
         self.phase == Phase::Done
     }
+}
+
+/// Check a run of `reqs` on a port of `k` stages against the model's
+/// prediction and the safety property: issued requests in order, the
+/// completions (every one to its requester with its tag), telemetry, the
+/// mirrored headers (a subsequence; the rest counted as dropped), nothing
+/// outstanding, the final memories, and no byte written outside a
+/// write-permitted range of its destination.
+pub fn check_run(
+    prog: &super::Program,
+    k: usize,
+    reqs: &[Request],
+    got: &MemRun,
+) -> Result<(), String> {
+    let want = super::predict(prog, reqs);
+    let norm = |i: &Issued| (i.dst, i.req.op, i.req.addr, i.req.len, i.req.data);
+    let gi: Vec<_> = got.issued.iter().map(norm).collect();
+    let wi: Vec<_> = want.issued.iter().map(norm).collect();
+    if gi != wi {
+        let at = gi
+            .iter()
+            .zip(&wi)
+            .position(|(a, b)| a != b)
+            .unwrap_or(gi.len().min(wi.len()));
+        return Err(format!(
+            "issued requests differ at #{at}: port {:x?}, model {:x?}",
+            gi.get(at),
+            wi.get(at)
+        ));
+    }
+    let (mut gc, mut wc) = (got.completions.clone(), want.completions.clone());
+    gc.sort();
+    wc.sort();
+    if gc != wc || got.bad_completions != 0 {
+        let at = gc
+            .iter()
+            .zip(&wc)
+            .position(|(a, b)| a != b)
+            .unwrap_or(gc.len().min(wc.len()));
+        return Err(format!(
+            "completions differ: port {:x?}, model {:x?}",
+            gc.get(at),
+            wc.get(at)
+        ));
+    }
+    if got.endpoints != want.endpoints {
+        return Err("final memories differ from the model's".into());
+    }
+    let k = k.min(STAGES);
+    let wt = &want.telemetry;
+    let mut expect: Vec<u64> = wt.tx[..k].to_vec();
+    expect.extend(&wt.bytes[..k]);
+    expect.extend([wt.issued, wt.blocked, wt.denied, wt.errors, wt.mirrored]);
+    let n = tel_counters(k);
+    if got.telemetry.len() != n || got.telemetry[..n - 1] != expect[..] {
+        return Err(format!(
+            "telemetry differs: port {:?}, model {expect:?}",
+            got.telemetry
+        ));
+    }
+    let drops = got.telemetry[n - 1];
+    let mut it = want.mirrored.iter();
+    let subseq = got
+        .mirrored
+        .iter()
+        .all(|m| it.any(|w| Request { data: 0, ..*w } == *m));
+    if !subseq || got.mirrored.len() as u64 + drops != wt.mirrored {
+        return Err(format!(
+            "mirror: {} received and {drops} dropped of {} mirrored",
+            got.mirrored.len(),
+            wt.mirrored
+        ));
+    }
+    if got.outstanding != 0 {
+        return Err(format!(
+            "{} requests outstanding at the end",
+            got.outstanding
+        ));
+    }
+    for (d, mem) in got.endpoints.iter().enumerate() {
+        for (a, _) in mem.bytes() {
+            let ok = prog
+                .protect
+                .get(d)
+                .is_some_and(|rs| rs.iter().any(|r| r.write && r.lo <= a && a <= r.hi));
+            if !ok {
+                return Err(format!(
+                    "destination {d}: byte {a:#x} written outside its permitted ranges"
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,498 @@
+//! `VfioDevice`: a real card (or any PCI function) through Linux VFIO.
+//!
+//! Opening `0000:3b:00.0`:
+//! 1. sysfs checks ([`sysfs::Sysfs::check_usable`]): the function exists,
+//!    the kernel has an IOMMU group for it, it is bound to vfio-pci, and
+//!    every other function of the group is on vfio-pci, on no driver, or a
+//!    bridge. Each failure is a refusal that says what to do.
+//! 2. One VFIO container with the group, and every vfio-pci function of
+//!    the group opened in it (an Alveo card's functions usually share a
+//!    group; they share one IOMMU context).
+//! 3. Memory space and bus mastering on (PCI command register bits 1 and 2:
+//!    without bus mastering the device can neither DMA nor send MSI).
+//! 4. BAR 0 mapped; registers are read and written with volatile 32-bit
+//!    accesses.
+//! 5. MSI-X vectors (else MSI) routed to eventfds: [`Device::wait_irq`]
+//!    waits synchronously, [`VfioDevice::irq_waiter`] asynchronously.
+//! 6. DMA memory: pages mapped into the IOMMU at IOVAs from
+//!    [`crate::iova::IovaAllocator`] over the ranges VFIO reports, clipped
+//!    to the device's DMA reach. An IOVA is never the buffer's virtual
+//!    address.
+//!
+//! Dropping the device disables its interrupts and unmaps the BAR; each DMA
+//! buffer unmaps itself from the IOMMU before its pages are freed, and the
+//! container closes with the last of them.
+//!
+//! `VfioDevice::open` does not identify the card, so it can drive any PCI
+//! function (the QEMU tests drive `edu` and `e1000e`); the host library's
+//! `Nic::open("vfio:…")` runs [`crate::identify`] right after, which
+//! refuses a function that is not a weft card.
+
+pub mod backend;
+#[cfg(test)]
+mod fake;
+pub mod irq;
+pub mod mem;
+pub mod sysfs;
+
+use crate::iova::IovaAllocator;
+use crate::{Device, DmaBuffer, Error, Result};
+use backend::{Backend, Function, Iommu, IrqKind, Mmio, PciDriverBackend};
+use irq::{IrqWaiter, Vectors};
+use mem::{Backing, Pages};
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use sysfs::Sysfs;
+
+/// PCI command register (PCI Local Bus 3.0, 6.2.2).
+const PCI_COMMAND: u16 = 0x04;
+/// Command bits: memory space enable (1), bus master enable (2).
+const CMD_MEMORY: u16 = 1 << 1;
+const CMD_MASTER: u16 = 1 << 2;
+
+/// How to open a function.
+#[derive(Clone, Debug)]
+pub struct VfioOptions {
+    /// The device's DMA reach: IOVAs are allocated below this address.
+    /// Real weft cards address 64 bits; QEMU's `edu` only 28.
+    pub dma_limit: u64,
+    /// Most interrupt vectors to route to eventfds.
+    pub max_vectors: usize,
+}
+
+impl Default for VfioOptions {
+    fn default() -> Self {
+        Self {
+            dma_limit: u64::MAX,
+            max_vectors: 64,
+        }
+    }
+}
+
+struct DmaSpace {
+    iommu: Arc<dyn Iommu>,
+    /// One allocator per IOVA range the IOMMU accepts.
+    ranges: Mutex<Vec<IovaAllocator>>,
+    align: u64,
+}
+
+impl DmaSpace {
+    fn alloc(&self, len: u64, align: u64) -> Result<u64> {
+        let mut rs = self.ranges.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = None;
+        for r in rs.iter_mut() {
+            match r.alloc(len, align.max(self.align)) {
+                Ok(a) => return Ok(a),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Dma("the IOMMU offers no IOVA range".into())))
+    }
+
+    fn free(&self, iova: u64) {
+        let mut rs = self.ranges.lock().unwrap_or_else(|e| e.into_inner());
+        // Exactly one allocator handed it out; the others refuse.
+        for r in rs.iter_mut() {
+            if r.free(iova).is_ok() {
+                return;
+            }
+        }
+    }
+}
+
+/// DMA memory of a [`VfioDevice`]: pages mapped into the device's IOMMU.
+pub struct VfioDma {
+    pages: Option<Pages>,
+    len: usize,
+    iova: u64,
+    space: Arc<DmaSpace>,
+}
+
+impl VfioDma {
+    /// Whether hugepages back the buffer.
+    pub fn hugepage(&self) -> bool {
+        self.pages.as_ref().is_some_and(|p| p.huge())
+    }
+
+    /// Bytes mapped into the IOMMU (the length rounded up to whole pages).
+    pub fn mapped_len(&self) -> usize {
+        self.pages.as_ref().map_or(0, |p| p.len())
+    }
+
+    fn check(&self, offset: usize, n: usize, op: &str) -> Result<*mut u8> {
+        if offset.checked_add(n).is_none_or(|e| e > self.len) {
+            return Err(Error::Dma(format!(
+                "{op} of {n} bytes at offset {offset} past a {}-byte buffer (IOVA {:#x})",
+                self.len, self.iova
+            )));
+        }
+        let p = self
+            .pages
+            .as_ref()
+            .ok_or_else(|| Error::Dma("buffer released".into()))?;
+        // SAFETY: offset + n <= len <= the mapping's length (checked above).
+        Ok(unsafe { p.ptr().add(offset) })
+    }
+}
+
+impl DmaBuffer for VfioDma {
+    fn iova(&self) -> u64 {
+        self.iova
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn read(&self, offset: usize, buf: &mut [u8]) -> Result<()> {
+        let src = self.check(offset, buf.len(), "read")?;
+        // The device's writes must be visible before we copy them out.
+        fence(Ordering::Acquire);
+        // SAFETY: `src..src+len` lies inside our mapping (checked), `buf` is
+        // a distinct Rust slice, so the ranges do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+    fn write(&self, offset: usize, data: &[u8]) -> Result<()> {
+        let dst = self.check(offset, data.len(), "write")?;
+        // SAFETY: as in `read`, with the roles swapped.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        // Our writes must be visible before a later doorbell tells the
+        // device to read them.
+        fence(Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for VfioDma {
+    fn drop(&mut self) {
+        let Some(pages) = self.pages.take() else {
+            return;
+        };
+        match self.space.iommu.unmap(self.iova, pages.len()) {
+            Ok(()) => {
+                drop(pages);
+                self.space.free(self.iova);
+            }
+            // The device may still reach the pages: never free them, and
+            // never hand the IOVA out again.
+            Err(_) => std::mem::forget(pages),
+        }
+    }
+}
+
+/// A PCI function opened through VFIO, implementing [`Device`] on BAR 0.
+pub struct VfioDevice {
+    name: String,
+    bdf: String,
+    group: u32,
+    group_functions: Vec<String>,
+    irq_kind: Option<IrqKind>,
+    vectors: Vectors,
+    // Field order is drop order: the BAR mapping goes before the device
+    // files it was mapped from.
+    bar: Mmio,
+    functions: Vec<Box<dyn Function>>,
+    dma: Arc<DmaSpace>,
+    note: Mutex<Option<String>>,
+}
+
+impl VfioDevice {
+    /// Open the function at `bdf` (`DDDD:BB:DD.F`) with default options.
+    pub fn open(bdf: &str) -> Result<Self> {
+        Self::open_with(bdf, &VfioOptions::default())
+    }
+
+    /// Open the function at `bdf`.
+    pub fn open_with(bdf: &str, opts: &VfioOptions) -> Result<Self> {
+        Self::open_on(bdf, opts, &Sysfs::system(), &PciDriverBackend)
+    }
+
+    /// Open through a given sysfs tree and backend (tests use doubles).
+    pub(crate) fn open_on(
+        bdf: &str,
+        opts: &VfioOptions,
+        sysfs: &Sysfs,
+        backend: &dyn Backend,
+    ) -> Result<Self> {
+        let name = format!("vfio:{bdf}");
+        let (_f, group, mut members) = sysfs.check_usable(bdf)?;
+        // The asked-for function first: it is the one whose BAR we map.
+        members.retain(|m| m != bdf);
+        members.insert(0, bdf.to_string());
+        let dirs: Vec<_> = members.iter().map(|m| sysfs.device_dir(m)).collect();
+        let opened = backend.open(group, &dirs).map_err(|e| {
+            let hint = match e.raw_os_error() {
+                Some(libc::EBUSY) => " (the group is already open, in this process or another)",
+                Some(libc::EACCES) | Some(libc::EPERM) => {
+                    " (needs root, or access to /dev/vfio/<group> and a large enough RLIMIT_MEMLOCK)"
+                }
+                _ => "",
+            };
+            Error::Os {
+                device: name.clone(),
+                what: format!("opening IOMMU group {group} through VFIO{hint}"),
+                source: e,
+            }
+        })?;
+        let os = |what: &str, e: std::io::Error| Error::Os {
+            device: name.clone(),
+            what: what.to_string(),
+            source: e,
+        };
+        let primary = &opened.functions[0];
+        let cmd = primary
+            .config_read16(PCI_COMMAND)
+            .map_err(|e| os("reading the PCI command register", e))?;
+        primary
+            .config_write16(PCI_COMMAND, cmd | CMD_MEMORY | CMD_MASTER)
+            .map_err(|e| os("enabling memory space and bus mastering", e))?;
+        if primary.bar_len(0).is_none() {
+            return Err(Error::Unusable {
+                device: name,
+                why: "BAR 0 is not implemented".into(),
+            });
+        }
+        let bar = primary.map_bar(0).map_err(|e| os("mapping BAR 0", e))?;
+        let (irq_kind, n) = [IrqKind::MsiX, IrqKind::Msi]
+            .into_iter()
+            .map(|k| (k, primary.irq_max(k).min(opts.max_vectors)))
+            .find(|&(_, n)| n > 0)
+            .map_or((None, 0), |(k, n)| (Some(k), n));
+        let vectors = Vectors::new(n).map_err(|e| os("creating eventfds", e))?;
+        if let Some(k) = irq_kind {
+            primary.irq_enable(k, &vectors.raw_fds()).map_err(|e| {
+                os(
+                    &format!("routing {n} {} vector(s) to eventfds", k.name()),
+                    e,
+                )
+            })?;
+        }
+        let align = opened.iommu.alignment().max(crate::iova::PAGE);
+        let ranges: Vec<IovaAllocator> = opened
+            .iommu
+            .iova_ranges()
+            .into_iter()
+            .filter(|r| r.start < opts.dma_limit)
+            .map(|r| IovaAllocator::new(r.start, r.end.min(opts.dma_limit)))
+            .filter(|a| a.free_bytes() > 0)
+            .collect();
+        if ranges.is_empty() {
+            return Err(Error::Unusable {
+                device: name,
+                why: format!(
+                    "the IOMMU offers no IOVA range below the device's DMA limit {:#x}",
+                    opts.dma_limit
+                ),
+            });
+        }
+        Ok(Self {
+            name,
+            bdf: bdf.to_string(),
+            group,
+            group_functions: members,
+            irq_kind,
+            vectors,
+            bar,
+            functions: opened.functions,
+            dma: Arc::new(DmaSpace {
+                iommu: opened.iommu,
+                ranges: Mutex::new(ranges),
+                align,
+            }),
+            note: Mutex::new(None),
+        })
+    }
+
+    /// The PCI address.
+    pub fn bdf(&self) -> &str {
+        &self.bdf
+    }
+
+    /// The IOMMU group.
+    pub fn iommu_group(&self) -> u32 {
+        self.group
+    }
+
+    /// The group's functions opened into this device's container (this
+    /// one first).
+    pub fn group_functions(&self) -> &[String] {
+        &self.group_functions
+    }
+
+    /// Which interrupt mechanism is routed to eventfds (`None`: the function
+    /// has neither MSI-X nor MSI).
+    pub fn irq_kind(&self) -> Option<IrqKind> {
+        self.irq_kind
+    }
+
+    /// Interrupt vectors routed to eventfds.
+    pub fn vectors(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// An async waiter for `vector` (call inside a tokio runtime with I/O
+    /// enabled).
+    pub fn irq_waiter(&self, vector: u32) -> Result<IrqWaiter> {
+        let v = self
+            .vectors
+            .get(vector as usize)
+            .ok_or_else(|| self.no_vector(vector))?;
+        IrqWaiter::new(v.clone()).map_err(|e| Error::Os {
+            device: self.name.clone(),
+            what: format!("registering vector {vector}'s eventfd with tokio"),
+            source: e,
+        })
+    }
+
+    /// Reset the function (`VFIO_DEVICE_RESET`: FLR, or what the kernel's
+    /// `reset_method` says, e.g. a secondary bus reset). The kernel saves
+    /// and restores config space around it, so the BAR mapping, bus
+    /// mastering and the interrupt routing survive; the device's own
+    /// registers return to their reset values.
+    pub fn reset(&self) -> Result<()> {
+        self.functions[0].reset().map_err(|e| Error::Os {
+            device: self.name.clone(),
+            what: "resetting (VFIO_DEVICE_RESET; see /sys/bus/pci/devices/<bdf>/reset_method)"
+                .into(),
+            source: e,
+        })
+    }
+
+    /// Allocate DMA memory backed as `backing` says, mapped at a fresh IOVA.
+    pub fn dma_alloc_with(&self, len: usize, backing: Backing) -> Result<VfioDma> {
+        if len == 0 {
+            return Err(Error::Dma("a DMA buffer needs at least one byte".into()));
+        }
+        let pages = Pages::alloc(len, backing).map_err(|e| Error::Os {
+            device: self.name.clone(),
+            what: format!("allocating {len} bytes of {backing:?} DMA memory"),
+            source: e,
+        })?;
+        if !pages.huge() && backing == Backing::Auto && len >= mem::HUGEPAGE / 2 {
+            let mut n = self.note.lock().unwrap_or_else(|e| e.into_inner());
+            n.get_or_insert_with(|| {
+                "DMA memory on regular 4 KiB pages: no 2 MiB hugepages free (reserve some: echo 64 > /proc/sys/vm/nr_hugepages)".into()
+            });
+        }
+        let align = if pages.huge() {
+            mem::HUGEPAGE as u64
+        } else {
+            mem::PAGE as u64
+        };
+        let iova = self.dma.alloc(pages.len() as u64, align)?;
+        // SAFETY: `pages` stays allocated until `VfioDma::drop` has unmapped
+        // this IOVA range (it frees the pages only after unmap succeeds).
+        if let Err(e) = unsafe { self.dma.iommu.map(iova, pages.len(), pages.ptr()) } {
+            self.dma.free(iova);
+            return Err(Error::Os {
+                device: self.name.clone(),
+                what: format!("mapping {} bytes at IOVA {iova:#x}", pages.len()),
+                source: e,
+            });
+        }
+        Ok(VfioDma {
+            pages: Some(pages),
+            len,
+            iova,
+            space: self.dma.clone(),
+        })
+    }
+
+    /// A note about how DMA memory is backed, if it fell short of the best
+    /// (regular pages where hugepages were wanted).
+    pub fn dma_note(&self) -> Option<String> {
+        self.note.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Free IOVA space left, in bytes.
+    pub fn iova_free_bytes(&self) -> u64 {
+        let rs = self.dma.ranges.lock().unwrap_or_else(|e| e.into_inner());
+        rs.iter().map(|r| r.free_bytes()).sum()
+    }
+
+    fn no_vector(&self, vector: u32) -> Error {
+        Error::Unusable {
+            device: self.name.clone(),
+            why: format!(
+                "interrupt vector {vector} does not exist ({} {} vector(s) routed)",
+                self.vectors.len(),
+                self.irq_kind.map_or("interrupt", |k| k.name())
+            ),
+        }
+    }
+
+    fn reg_ptr(&self, addr: u32) -> Result<*mut u32> {
+        if addr as u64 + 4 > self.bar.len as u64 || !addr.is_multiple_of(4) {
+            return Err(Error::OutOfRange {
+                device: self.name.clone(),
+                addr: addr as u64,
+                len: self.bar.len as u64,
+            });
+        }
+        // SAFETY: addr + 4 <= the mapping's length (checked above), and
+        // the mapping is page-aligned, so the pointer is 4-byte aligned.
+        Ok(unsafe { self.bar.ptr.add(addr as usize) }.cast())
+    }
+}
+
+impl Device for VfioDevice {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn bar_len(&self) -> u64 {
+        self.bar.len as u64
+    }
+
+    fn read32(&self, addr: u32) -> Result<u32> {
+        let p = self.reg_ptr(addr)?;
+        fence(Ordering::SeqCst);
+        // SAFETY: `p` points at 4 aligned bytes inside the mapped BAR
+        // (`reg_ptr`), alive while `self` is; volatile because a register
+        // read has side effects and must not be merged or elided.
+        let v = unsafe { p.read_volatile() };
+        fence(Ordering::SeqCst);
+        Ok(v)
+    }
+
+    fn write32(&self, addr: u32, value: u32) -> Result<()> {
+        let p = self.reg_ptr(addr)?;
+        // Descriptors written to DMA memory must be visible to the device
+        // before a doorbell write reaches it.
+        fence(Ordering::SeqCst);
+        // SAFETY: as in `read32`.
+        unsafe { p.write_volatile(value) };
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn dma_alloc(&self, len: usize) -> Result<Box<dyn DmaBuffer>> {
+        Ok(Box::new(self.dma_alloc_with(len, Backing::Auto)?))
+    }
+
+    fn wait_irq(&self, vector: u32, timeout: Duration) -> Result<bool> {
+        if vector as usize >= self.vectors.len() {
+            return Err(self.no_vector(vector));
+        }
+        self.vectors
+            .wait(vector as usize, timeout)
+            .map_err(|e| Error::Os {
+                device: self.name.clone(),
+                what: format!("waiting for interrupt vector {vector}"),
+                source: e,
+            })
+    }
+}
+
+impl Drop for VfioDevice {
+    fn drop(&mut self) {
+        if let Some(k) = self.irq_kind {
+            // Closing the device file would disable them too; doing it
+            // first means no interrupt lands on an eventfd being closed.
+            let _ = self.functions[0].irq_disable(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
