@@ -1,6 +1,19 @@
 //! Small building blocks shared by the engines.
 
 use rust_hdl::prelude::*;
+use weft_regs::Register;
+
+/// A typed constant: a bare literal in `#[hdl_gen]` code is emitted 32 or
+/// 64 bits wide, and the two simulators may then disagree
+/// (RTL-FLOW-NOTES.md).
+pub fn konst<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(Bits::from(v))
+}
+
+/// A register's word address on the engine register port (14 bits).
+pub fn word_of(r: &Register) -> Bits<14> {
+    Bits::from((r.addr >> 2) as u64)
+}
 
 /// A 64-bit event counter readable as a LO/HI register pair: `latch` (a read
 /// of the LO word) captures the HI word, so software reads LO then HI and

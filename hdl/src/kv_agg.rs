@@ -18,10 +18,10 @@
 //! runs. Registers are the `kv` block of weft-regs, served on the engine
 //! register port that the CSR block forwards.
 
-use crate::common::{Counter64, Fifo4, Widen};
+use crate::common::{konst, word_of, Counter64, Fifo4, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
-use weft_regs::{kv, Register};
+use weft_regs::kv;
 
 /// Senders with a sequence window (sender ids 0..16).
 pub const SENDERS: usize = 16;
@@ -35,14 +35,6 @@ pub const HITS_MAX: u64 = 7;
 /// 3 spilled, 4 evicted, 5 overflows, 6 duplicate packets, 7 malformed,
 /// 8 window drops (rust-hdl indexes arrays by literals, hence numbers).
 pub const N_COUNTERS: usize = 9;
-
-fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(Bits::from(v))
-}
-
-fn w14(r: &Register) -> Bits<14> {
-    Bits::from((r.addr >> 2) as u64)
-}
 
 /// The engine with `L` lanes of 64 bits (`W = 64 * L`) and banks of
 /// `1 << SB` slots.
@@ -344,58 +336,58 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             last_key: array_init::array_init(|_| Default::default()),
             last_acc: array_init::array_init(|_| Default::default()),
             last_meta: array_init::array_init(|_| Default::default()),
-            lane_no: array_init::array_init(|i| c(i as u64)),
+            lane_no: array_init::array_init(|i| konst(i as u64)),
             // Tuples in a first beat sit in lanes 2.. (tuple i - 2); lanes 0
             // and 1 hold the header and never carry a tuple there.
-            hdr_lane_no: array_init::array_init(|i| c(i.saturating_sub(2) as u64)),
-            n_hdr_tuples: c(L as u64 - 2),
-            n_lanes: c(L as u64),
-            zero16: c(0),
-            version: c(1),
-            flags_data: c(1),
-            n_senders: c(SENDERS as u64),
-            hdr_bytes: c(16),
-            max_bytes: c(MAX_PACKET_BYTES),
-            ones16: c(0xFFFF),
-            ones8: c(0xFF),
-            ones4: c(0xF),
-            ones2: c(0x3),
-            t16: c(16),
-            t8: c(8),
-            t4: c(4),
-            t2: c(2),
-            t1: c(1),
-            hits_max: c(HITS_MAX),
-            slot_last: c((1u64 << SB) - 1),
-            slot_one: c(1),
-            fifo_room: c(2),
-            kind_spill: c(1),
-            kind_flush: c(2),
-            kind_done: c(3),
-            status_new: c(1),
-            status_dup: c(2),
-            lane_shift: c(64),
-            top_shift: c(W as u64 - 64),
-            geometry: c(geometry),
-            w_ctrl: Constant::new(w14(&kv::CTRL)),
-            w_job: Constant::new(w14(&kv::JOB)),
-            w_cmd: Constant::new(w14(&kv::CMD)),
-            w_status: Constant::new(w14(&kv::STATUS)),
-            w_geometry: Constant::new(w14(&kv::GEOMETRY)),
-            w_cnt_lo: array_init::array_init(|i| Constant::new(w14(&kv::COUNTERS[2 * i]))),
-            w_cnt_hi: array_init::array_init(|i| Constant::new(w14(&kv::COUNTERS[2 * i + 1]))),
-            zero6: c(0),
-            zero3: c(0),
-            zero32: c(0),
-            one32: c(1),
-            zero4: c(0),
-            one4: c(1),
-            meta_new: c(0b1001),
-            zero_l: c(0),
-            lane_bit: array_init::array_init(|i| c(1 << i)),
-            byte_mask: array_init::array_init(|i| c(0xFF << (8 * i))),
-            zero16w: c(0),
-            zero_slot: c(0),
+            hdr_lane_no: array_init::array_init(|i| konst(i.saturating_sub(2) as u64)),
+            n_hdr_tuples: konst(L as u64 - 2),
+            n_lanes: konst(L as u64),
+            zero16: konst(0),
+            version: konst(1),
+            flags_data: konst(1),
+            n_senders: konst(SENDERS as u64),
+            hdr_bytes: konst(16),
+            max_bytes: konst(MAX_PACKET_BYTES),
+            ones16: konst(0xFFFF),
+            ones8: konst(0xFF),
+            ones4: konst(0xF),
+            ones2: konst(0x3),
+            t16: konst(16),
+            t8: konst(8),
+            t4: konst(4),
+            t2: konst(2),
+            t1: konst(1),
+            hits_max: konst(HITS_MAX),
+            slot_last: konst((1u64 << SB) - 1),
+            slot_one: konst(1),
+            fifo_room: konst(2),
+            kind_spill: konst(1),
+            kind_flush: konst(2),
+            kind_done: konst(3),
+            status_new: konst(1),
+            status_dup: konst(2),
+            lane_shift: konst(64),
+            top_shift: konst(W as u64 - 64),
+            geometry: konst(geometry),
+            w_ctrl: Constant::new(word_of(&kv::CTRL)),
+            w_job: Constant::new(word_of(&kv::JOB)),
+            w_cmd: Constant::new(word_of(&kv::CMD)),
+            w_status: Constant::new(word_of(&kv::STATUS)),
+            w_geometry: Constant::new(word_of(&kv::GEOMETRY)),
+            w_cnt_lo: array_init::array_init(|i| Constant::new(word_of(&kv::COUNTERS[2 * i]))),
+            w_cnt_hi: array_init::array_init(|i| Constant::new(word_of(&kv::COUNTERS[2 * i + 1]))),
+            zero6: konst(0),
+            zero3: konst(0),
+            zero32: konst(0),
+            one32: konst(1),
+            zero4: konst(0),
+            one4: konst(1),
+            meta_new: konst(0b1001),
+            zero_l: konst(0),
+            lane_bit: array_init::array_init(|i| konst(1 << i)),
+            byte_mask: array_init::array_init(|i| konst(0xFF << (8 * i))),
+            zero16w: konst(0),
+            zero_slot: konst(0),
             fire: Default::default(),
             is_hdr: Default::default(),
             h_ver: Default::default(),

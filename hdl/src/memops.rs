@@ -18,9 +18,9 @@
 //! The whole pipeline advances together (one enable): a stalled output
 //! stalls the port — head-of-line blocking, reported by `weft memops run`.
 
-use crate::common::{Add64, Cmp64Le, Counter64, Fifo4, Widen};
+use crate::common::{konst, word_of, Add64, Cmp64Le, Counter64, Fifo4, Widen};
 use rust_hdl::prelude::*;
-use weft_regs::{memops as regs, Register};
+use weft_regs::memops as regs;
 
 /// Switch ports (2-bit port numbers).
 pub const PORTS: usize = 4;
@@ -33,14 +33,6 @@ pub const TAGS: usize = 16;
 /// Global counters after the stage counters: issued, blocked, denied,
 /// errors, mirrored, mirror drops.
 pub const GLOBAL_COUNTERS: usize = 6;
-
-fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(Bits::from(v))
-}
-
-fn w14(r: &Register) -> Bits<14> {
-    Bits::from((r.addr >> 2) as u64)
-}
 
 /// One operator stage: its program words, its match and action, and the
 /// transaction register it feeds the next stage.
@@ -256,18 +248,18 @@ impl Default for MemopsStage {
             src_mask: Default::default(),
             hit: Default::default(),
             action: Default::default(),
-            word_no: array_init::array_init(|i| c(i as u64)),
-            a_route: c(1),
-            a_remap: c(2),
-            a_count: c(3),
-            a_mirror: c(4),
-            a_reduce: c(5),
-            a_block: c(6),
-            op_read: c(0),
-            op_write: c(1),
-            op_atomic: c(2),
-            zero32: c(0),
-            one32: c(1),
+            word_no: array_init::array_init(|i| konst(i as u64)),
+            a_route: konst(1),
+            a_remap: konst(2),
+            a_count: konst(3),
+            a_mirror: konst(4),
+            a_reduce: konst(5),
+            a_block: konst(6),
+            op_read: konst(0),
+            op_write: konst(1),
+            op_atomic: konst(2),
+            zero32: konst(0),
+            one32: konst(1),
         }
     }
 }
@@ -471,10 +463,10 @@ impl Default for ProtectEntry {
             eh: Default::default(),
             ok: Default::default(),
             words: array_init::array_init(|_| Default::default()),
-            word_no: array_init::array_init(|i| c(i as u64)),
+            word_no: array_init::array_init(|i| konst(i as u64)),
             lo_ok: Default::default(),
             hi_ok: Default::default(),
-            zero32: c(0),
+            zero32: konst(0),
         }
     }
 }
@@ -835,35 +827,35 @@ impl<const K: usize> Memops<K> {
             idx_stage: Default::default(),
             idx_entry: Default::default(),
             clear: Default::default(),
-            stage_no: array_init::array_init(|i| c(i as u64)),
-            entry_no: array_init::array_init(|i| c(i as u64)),
-            entry_dst: array_init::array_init(|i| c((i / RANGES) as u64)),
-            tag_no: array_init::array_init(|i| c(i as u64)),
-            sel_tx: array_init::array_init(|i| c(i as u64)),
-            sel_bytes: array_init::array_init(|i| c((K + i) as u64)),
-            sel_glob: array_init::array_init(|i| c((2 * K + i) as u64)),
-            zero32: c(0),
-            one32: c(1),
-            zero4: c(0),
-            eight4: c(8),
-            eight5: c(8),
-            fifo_full: c(4),
-            one8: c(1),
-            st_denied: c(1),
-            st_error: c(2),
-            op_read: c(0),
-            op_bad: c(3),
-            zero3: c(0),
-            geometry: c(geometry),
-            w_ctrl: Constant::new(w14(&regs::CTRL)),
-            w_prog_addr: Constant::new(w14(&regs::PROG_ADDR)),
-            w_prog_data: Constant::new(w14(&regs::PROG_DATA)),
-            w_tel_sel: Constant::new(w14(&regs::TEL_SEL)),
-            w_tel_lo: Constant::new(w14(&regs::TEL_LO)),
-            w_tel_hi: Constant::new(w14(&regs::TEL_HI)),
-            w_tel_clear: Constant::new(w14(&regs::TEL_CLEAR)),
-            w_geometry: Constant::new(w14(&regs::GEOMETRY)),
-            w_outstanding: Constant::new(w14(&regs::OUTSTANDING)),
+            stage_no: array_init::array_init(|i| konst(i as u64)),
+            entry_no: array_init::array_init(|i| konst(i as u64)),
+            entry_dst: array_init::array_init(|i| konst((i / RANGES) as u64)),
+            tag_no: array_init::array_init(|i| konst(i as u64)),
+            sel_tx: array_init::array_init(|i| konst(i as u64)),
+            sel_bytes: array_init::array_init(|i| konst((K + i) as u64)),
+            sel_glob: array_init::array_init(|i| konst((2 * K + i) as u64)),
+            zero32: konst(0),
+            one32: konst(1),
+            zero4: konst(0),
+            eight4: konst(8),
+            eight5: konst(8),
+            fifo_full: konst(4),
+            one8: konst(1),
+            st_denied: konst(1),
+            st_error: konst(2),
+            op_read: konst(0),
+            op_bad: konst(3),
+            zero3: konst(0),
+            geometry: konst(geometry),
+            w_ctrl: Constant::new(word_of(&regs::CTRL)),
+            w_prog_addr: Constant::new(word_of(&regs::PROG_ADDR)),
+            w_prog_data: Constant::new(word_of(&regs::PROG_DATA)),
+            w_tel_sel: Constant::new(word_of(&regs::TEL_SEL)),
+            w_tel_lo: Constant::new(word_of(&regs::TEL_LO)),
+            w_tel_hi: Constant::new(word_of(&regs::TEL_HI)),
+            w_tel_clear: Constant::new(word_of(&regs::TEL_CLEAR)),
+            w_geometry: Constant::new(word_of(&regs::GEOMETRY)),
+            w_outstanding: Constant::new(word_of(&regs::OUTSTANDING)),
         }
     }
 }

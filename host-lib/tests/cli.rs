@@ -1,18 +1,7 @@
 //! The `weft` command line, end to end.
 
-use std::process::Command;
-
-fn weft(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .output()
-        .expect("run weft");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::weft;
 
 fn verilator() -> bool {
     weft_sim::engine::verilator_usable()

@@ -1,9 +1,11 @@
 //! Key-value aggregation end to end: the host daemon against the model card
 //! through a lossy network, and `weft agg kv` on the command line.
 
+mod common;
+use common::weft;
+
 use proptest::prelude::*;
 use std::collections::HashMap;
-use std::process::Command;
 use weft::kv::{self, input::Tuple, JobOptions, KvError};
 use weft_model::kv_agg::Config;
 use weft_sim::kv_card::ModelCard;
@@ -229,18 +231,6 @@ fn a_dead_network_stalls_with_a_clear_error() {
 }
 
 // ---- the command line ----
-
-fn weft(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .output()
-        .expect("run weft");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     let p = dir.path().join(name);

@@ -1,18 +1,7 @@
 //! `weft memops check|run`, end to end, on the shipped examples.
 
-use std::process::Command;
-
-fn weft(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .output()
-        .expect("run weft");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::weft;
 
 const EX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/memops/");
 
