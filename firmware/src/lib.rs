@@ -2,11 +2,14 @@
 //! the card to actions, written `no_std` so the same code runs in the host
 //! library's control loop or on a soft core on the card.
 //!
-//! No policy exists yet: the first ones (Accelerator Virtual Memory's
-//! `Static` and `SloGuard`, and the aggregation engines' job priorities)
-//! arrive with the engines they steer. This crate already builds `no_std`
-//! against weft-regs, so those policies cannot grow a `std` dependency.
+//! - [`avm`]: Accelerator Virtual Memory policies, `Static` (fixed weights
+//!   and quotas) and `SloGuard` (keeps victims' p99 under an SLO by moving
+//!   arbitration weight from aggressors, with hysteresis). The AVM block
+//!   they steer is not built yet (its issue is open); the policies are
+//!   tested against their contract and a model of a contended pool.
 #![no_std]
 #![deny(missing_docs)]
+
+pub mod avm;
 
 pub use weft_regs as regs;
