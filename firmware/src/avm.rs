@@ -336,11 +336,11 @@ impl Policy for SloGuard {
         } else {
             self.calm = 0;
         }
-        for c in 0..n {
-            if self.weights[c] != old[c] {
+        for (c, (&new, &was)) in self.weights.iter().zip(&old).enumerate().take(n) {
+            if new != was {
                 out.push(Action::SetWeight {
                     consumer: c,
-                    weight: self.weights[c],
+                    weight: new,
                 });
             }
         }

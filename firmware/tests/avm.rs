@@ -73,8 +73,8 @@ fn obs() -> impl Strategy<Value = Vec<Observation>> {
                     x.grants += req;
                     x.faults += faults;
                     x.pages = pages % 64;
-                    for b in 0..BUCKETS {
-                        x.hist[b] += h[b];
+                    for (dst, add) in x.hist.iter_mut().zip(h) {
+                        *dst += add;
                     }
                 }
                 o
