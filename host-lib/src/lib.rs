@@ -21,6 +21,7 @@
 
 #[cfg(feature = "sim")]
 pub mod bench;
+pub mod bitstream;
 pub mod error;
 #[cfg(feature = "sim")]
 pub mod kv;
