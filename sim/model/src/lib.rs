@@ -10,6 +10,7 @@
 //! This crate has no rust-hdl dependency, so it compiles in about a second.
 #![deny(missing_docs)]
 
+pub mod avm;
 pub mod axil;
 pub mod card;
 pub mod csr;
