@@ -433,20 +433,26 @@ fn print_json(v: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-fn status(a: StatusArgs) -> Result<()> {
+/// Open a card (a spinner shows Verilator build stages) and read its ID
+/// block and register chain through the driver.
+fn open_status(device: &DeviceSpec) -> Result<Status> {
     let pb = spinner();
     let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
     let nic = Nic::open_with(
-        a.device.clone(),
+        device.clone(),
         &OpenOptions {
             progress: Some(&progress),
             waves: None,
         },
     )
-    .with_context(|| format!("opening {}", a.device))?;
+    .with_context(|| format!("opening {device}"))?;
+    let st = Status::new(&device.to_string(), &nic.identify()?);
     pb.finish_and_clear();
-    let info = nic.identify()?;
-    let st = Status::new(&a.device.to_string(), &info);
+    Ok(st)
+}
+
+fn status(a: StatusArgs) -> Result<()> {
+    let st = open_status(&a.device)?;
     if a.json {
         print_json(&st)
     } else {
@@ -551,18 +557,7 @@ fn verify(a: VerifyArgs) -> Result<()> {
     if !a.no_verilator && !verilator {
         eprintln!("note: Verilator not found; running the model and rust-hdl witnesses only (apt-get install verilator for the third)");
     }
-    let pb = spinner();
-    let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
-    let nic = Nic::open_with(
-        a.device.clone(),
-        &OpenOptions {
-            progress: Some(&progress),
-            waves: None,
-        },
-    )
-    .with_context(|| format!("opening {}", a.device))?;
-    let st = Status::new(&a.device.to_string(), &nic.identify()?);
-    pb.finish_and_clear();
+    let st = open_status(&a.device)?;
     let pb = spinner();
     let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
     pb.set_message("running witnesses");
