@@ -53,6 +53,14 @@ pub enum Action {
         /// New weight.
         weight: u32,
     },
+    /// Set a consumer's arbitration priority (the highest waiting class
+    /// is served first).
+    SetPriority {
+        /// Consumer index.
+        consumer: usize,
+        /// New priority.
+        priority: u32,
+    },
     /// Set a consumer's page quota (maximum pages).
     SetQuota {
         /// Consumer index.
@@ -109,6 +117,8 @@ pub struct Limits {
     pub weight_min: u32,
     /// Largest weight.
     pub weight_max: u32,
+    /// Largest priority.
+    pub priority_max: u32,
     /// Per consumer: its reservation (the quota never goes below it).
     pub reserve: [u32; MAX_CONSUMERS],
     /// Per consumer: the largest quota.
@@ -121,6 +131,9 @@ impl Limits {
         match *a {
             Action::SetWeight { consumer, weight } => {
                 consumer < MAX_CONSUMERS && (self.weight_min..=self.weight_max).contains(&weight)
+            }
+            Action::SetPriority { consumer, priority } => {
+                consumer < MAX_CONSUMERS && priority <= self.priority_max
             }
             Action::SetQuota { consumer, pages } => {
                 consumer < MAX_CONSUMERS
@@ -232,17 +245,27 @@ pub struct SloConfig {
     pub limits: Limits,
 }
 
-/// Keeps named victims' p99 latency under their SLO by shifting weight from
-/// the aggressors (every consumer without an SLO) to the victims, one step
-/// per window, and gives it back after a calm spell. The gap between the
-/// act and relax thresholds, and the calm spell, are the hysteresis that
-/// keeps it from oscillating.
+/// Keeps named victims' p99 latency under their SLO. The first window a
+/// victim misses its SLO, the victims are lifted to the highest priority
+/// class (the pool then serves a waiting victim before any aggressor, so its
+/// latency is what it would be alone, whatever the aggressors' load), and
+/// every window over the SLO shifts one step of weight from the aggressors
+/// (every consumer without an SLO) to the victims, which orders service
+/// among victims and keeps bursts of victims from hogging the port. Weight
+/// is given back one step after each calm spell; the priority is held while
+/// the victims are active and dropped only after `calm_windows` windows in
+/// which no victim had traffic, since dropping it while they are active
+/// would bring the interference straight back. The gap between the act and
+/// relax thresholds, the calm spell and the sticky priority are the
+/// hysteresis that keeps it from oscillating.
 #[derive(Copy, Clone, Debug)]
 pub struct SloGuard {
     cfg: SloConfig,
     weights: [u32; MAX_CONSUMERS],
     prev: Option<Observation>,
     calm: u32,
+    idle: u32,
+    boosted: bool,
     started: bool,
 }
 
@@ -258,6 +281,8 @@ impl SloGuard {
             weights,
             prev: None,
             calm: 0,
+            idle: 0,
+            boosted: false,
             started: false,
         }
     }
@@ -267,8 +292,24 @@ impl SloGuard {
         self.weights
     }
 
+    /// Whether the victims are lifted to the top priority class.
+    pub fn boosted(&self) -> bool {
+        self.boosted
+    }
+
     fn is_victim(&self, c: usize) -> bool {
         c < 32 && self.cfg.victims & (1 << c) != 0
+    }
+
+    fn set_boost(&mut self, on: bool, n: usize, out: &mut Actions) {
+        self.boosted = on;
+        let top = self.cfg.limits.priority_max;
+        for c in 0..n {
+            out.push(Action::SetPriority {
+                consumer: c,
+                priority: if on && self.is_victim(c) { top } else { 0 },
+            });
+        }
     }
 }
 
@@ -285,6 +326,7 @@ impl Policy for SloGuard {
                     weight: self.weights[c],
                 });
             }
+            self.set_boost(false, n, &mut out);
         }
         let Some(prev) = self.prev.replace(*now) else {
             return out;
@@ -303,11 +345,20 @@ impl Policy for SloGuard {
             }
         }
         let Some(worst) = worst else {
+            // No victim had traffic: after a calm spell, drop the priority.
+            self.idle += 1;
+            if self.boosted && self.idle >= self.cfg.calm_windows {
+                self.set_boost(false, n, &mut out);
+            }
             return out;
         };
+        self.idle = 0;
         let old = self.weights;
         if worst > 1000 + self.cfg.over_per_mille {
             self.calm = 0;
+            if !self.boosted {
+                self.set_boost(true, n, &mut out);
+            }
             for c in 0..n {
                 self.weights[c] = if self.is_victim(c) {
                     self.weights[c]

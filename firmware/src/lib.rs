@@ -7,9 +7,12 @@
 //!   arbitration weight from aggressors, with hysteresis). The AVM block
 //!   they steer is not built yet (its issue is open); the policies are
 //!   tested against their contract and a model of a contended pool.
+//! - [`grad`]: job priorities for the gradient aggregation engine, `Fifo`
+//!   (no preemption), `Static` and `Dsa` (communication-intensive jobs first).
 #![no_std]
 #![deny(missing_docs)]
 
 pub mod avm;
+pub mod grad;
 
 pub use weft_regs as regs;

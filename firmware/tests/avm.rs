@@ -8,6 +8,7 @@ fn limits() -> Limits {
     Limits {
         weight_min: 1,
         weight_max: 64,
+        priority_max: 3,
         reserve: [4; MAX_CONSUMERS],
         quota_max: [32; MAX_CONSUMERS],
     }
@@ -157,4 +158,40 @@ fn slo_guard_gives_weight_back_when_calm() {
     // weights are already the base weights.
     assert_eq!(acted, vec![0]);
     assert_eq!(g.weights()[..4], [8, 8, 8, 8]);
+}
+
+#[test]
+fn slo_guard_lifts_the_victims_priority_and_holds_it_while_they_are_active() {
+    let mut g = SloGuard::new(cfg(1, 200));
+    let prios = |a: &Actions| -> Vec<(usize, u32)> {
+        a.iter()
+            .filter_map(|x| match x {
+                Action::SetPriority { consumer, priority } => Some((consumer, priority)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut o = Observation {
+        n: 4,
+        ..Default::default()
+    };
+    assert_eq!(prios(&g.decide(&o)), [(0, 0), (1, 0), (2, 0), (3, 0)]);
+    // Over the SLO: lifted.
+    o.consumers[0].grants += 100;
+    hist_add(&mut o.consumers[0].hist, 1000, 100);
+    assert_eq!(prios(&g.decide(&o)), [(0, 3), (1, 0), (2, 0), (3, 0)]);
+    assert!(g.boosted());
+    // Well under it for many windows: weights relax, the priority holds.
+    for _ in 0..40 {
+        o.consumers[0].grants += 100;
+        hist_add(&mut o.consumers[0].hist, 3, 100);
+        assert!(prios(&g.decide(&o)).is_empty());
+    }
+    // The victim goes quiet: after the calm spell the priority drops.
+    let mut dropped = vec![];
+    for _ in 0..5 {
+        dropped.extend(prios(&g.decide(&o)));
+    }
+    assert_eq!(dropped, [(0, 0), (1, 0), (2, 0), (3, 0)]);
+    assert!(!g.boosted());
 }

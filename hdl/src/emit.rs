@@ -90,9 +90,72 @@ pub fn memops<const K: usize>() -> crate::memops::Memops<K> {
     uut
 }
 
+/// The gradient engine as it would sit on the card: 512-bit stream (16
+/// lanes), 256 slots, 64-value chunks (4 value beats).
+pub type GradAggCard = crate::grad_agg::GradAgg<16, 512, 8, 4, 10>;
+/// A narrow gradient engine for fast tests in rust-hdl: 4 lanes, 4 slots,
+/// 8-value chunks.
+pub type GradAggNarrow = crate::grad_agg::GradAgg<4, 128, 2, 2, 3>;
+
+/// A connected gradient engine (`L` lanes, `1 << SB` slots, `VB` value
+/// beats, `AB = SB + log2(VB)`).
+pub fn grad_agg<
+    const L: usize,
+    const W: usize,
+    const SB: usize,
+    const VB: usize,
+    const AB: usize,
+>() -> crate::grad_agg::GradAgg<L, W, SB, VB, AB> {
+    let mut uut = crate::grad_agg::GradAgg::<L, W, SB, VB, AB>::new();
+    uut.connect_all();
+    uut
+}
+
+/// A connected AVM pool.
+pub fn avm() -> crate::avm::Avm {
+    let mut uut = crate::avm::Avm::new();
+    uut.connect_all();
+    uut
+}
+
+/// A connected two-flip-flop synchroniser.
+pub fn sync_bit() -> crate::cdc::SyncBit {
+    let mut uut = crate::cdc::SyncBit::default();
+    uut.connect_all();
+    uut
+}
+
+/// A connected dual-clock FIFO of `N` words of `W` bits (`P` = log2(`N`) + 1).
+pub fn async_fifo<const W: usize, const N: usize, const P: usize>(
+) -> crate::cdc::AsyncFifo<Bits<W>, N, P> {
+    let mut uut = crate::cdc::AsyncFifo::<Bits<W>, N, P>::new();
+    uut.connect_all();
+    uut
+}
+
+/// A connected AXI4-Lite clock-domain crossing.
+pub fn axil_cdc() -> crate::cdc::AxilCdc {
+    let mut uut = crate::cdc::AxilCdc::new();
+    uut.connect_all();
+    uut
+}
+
 /// Verilog of every block of the card, for `build`.
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
     vec![
+        Emitted {
+            name: "sync_bit",
+            verilog: verilog_of(&sync_bit(), &module_name("sync_bit")),
+        },
+        Emitted {
+            // The crossing's FIFO at a typical size: 16 words of 32 bits.
+            name: "async_fifo",
+            verilog: verilog_of(&async_fifo::<32, 16, 5>(), &module_name("async_fifo")),
+        },
+        Emitted {
+            name: "axil_cdc",
+            verilog: verilog_of(&axil_cdc(), &module_name("axil_cdc")),
+        },
         Emitted {
             name: "csr",
             verilog: verilog_of(&csr(build), &module_name("csr")),
@@ -104,6 +167,14 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "memops",
             verilog: verilog_of(&memops::<8>(), &module_name("memops")),
+        },
+        Emitted {
+            name: "grad_agg",
+            verilog: verilog_of(&grad_agg::<16, 512, 8, 4, 10>(), &module_name("grad_agg")),
+        },
+        Emitted {
+            name: "avm",
+            verilog: verilog_of(&avm(), &module_name("avm")),
         },
         Emitted {
             name: "card",

@@ -6,11 +6,14 @@
 //! weft-regs: no register address is written down in this crate.
 #![deny(missing_docs)]
 
+pub mod avm;
 pub mod build_info;
 pub mod card;
+pub mod cdc;
 pub mod common;
 pub mod csr;
 pub mod emit;
+pub mod grad_agg;
 pub mod kv_agg;
 pub mod lint;
 pub mod memops;

@@ -28,6 +28,10 @@ pub enum Error {
     #[cfg(feature = "sim")]
     #[error(transparent)]
     Kv(#[from] crate::kv::KvError),
+    /// The AVM pool.
+    #[cfg(feature = "sim")]
+    #[error(transparent)]
+    Avm(#[from] crate::avm::AvmError),
     /// A self-check found a disagreement or a broken rule.
     #[error("self-check failed: {0}")]
     Check(String),

@@ -20,6 +20,8 @@
 #![deny(missing_docs)]
 
 #[cfg(feature = "sim")]
+pub mod avm;
+#[cfg(feature = "sim")]
 pub mod bench;
 pub mod bitstream;
 pub mod error;

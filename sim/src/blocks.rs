@@ -152,3 +152,17 @@ macro_rules! memops_glue {
 }
 
 memops_glue!(3, 8);
+
+use weft_model::avm::{AvmIn, AvmOut};
+
+crate::hdl_ports!(
+    weft_hdl::avm::Avm,
+    AvmIn {
+        req_valid, req_write, req_addr, req_wdata, eng_raddr, eng_re, eng_waddr, eng_wdata,
+        eng_wstrb, eng_we,
+    },
+    AvmOut {
+        req_ready, resp_valid, resp_consumer, resp_fault, resp_data, reclaim_valid,
+        reclaim_consumer, reclaim_vpage, eng_rdata,
+    }
+);

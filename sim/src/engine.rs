@@ -6,7 +6,7 @@ use crate::{vl, SimError};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
-use weft_model::Dut;
+use weft_model::{Dut, Schedule};
 
 /// Which simulator runs the RTL.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,11 +53,14 @@ pub struct EngineOptions<'a> {
 pub type BoxDut<I, O> = Box<dyn Dut<In = I, Out = O> + Send>;
 
 /// A block ready to instantiate on an engine: for Verilator the model is
-/// built (or fetched from the cache) once, then instantiated cheaply.
+/// built (or fetched from the cache) once, then instantiated cheaply. Its
+/// instances step the block's clocks on one [`Schedule`] (by default every
+/// clock rises every step; see [`Prepared::with_schedule`]).
 pub struct Prepared<B: HdlPorts> {
     engine: Engine,
     make: Box<dyn Fn() -> B + Send + Sync>,
     lib: Option<Arc<Library>>,
+    schedule: Schedule,
 }
 
 impl<B> Prepared<B>
@@ -89,7 +92,24 @@ where
             engine,
             make: Box::new(make),
             lib,
+            schedule: crate::hdl::default_schedule::<B>(),
         })
+    }
+
+    /// Step the block's clocks on `schedule` (which must name exactly the
+    /// block's clocks, [`HdlPorts::CLOCKS`]). The Verilated model does not
+    /// depend on the schedule, so one build serves every clock ratio.
+    pub fn with_schedule(mut self, schedule: Schedule) -> Result<Self, SimError> {
+        schedule
+            .reordered(B::CLOCKS)
+            .map_err(|e| SimError::Clocks(format!("{}: {e}", std::any::type_name::<B>())))?;
+        self.schedule = schedule;
+        Ok(self)
+    }
+
+    /// The schedule instances step.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
     }
 
     /// The engine.
@@ -104,9 +124,20 @@ where
 
     /// A fresh instance (power-on state), with a waveform when `waves` is given.
     pub fn instantiate(&self, waves: Option<&Path>) -> Result<BoxDut<B::In, B::Out>, SimError> {
+        self.instantiate_on(&self.schedule, waves)
+    }
+
+    /// A fresh instance stepping `schedule` instead of the prepared one (it
+    /// must name exactly the block's clocks), with a waveform when `waves`
+    /// is given.
+    pub fn instantiate_on(
+        &self,
+        schedule: &Schedule,
+        waves: Option<&Path>,
+    ) -> Result<BoxDut<B::In, B::Out>, SimError> {
         match &self.lib {
             None => {
-                let d = HdlDut::new((self.make)());
+                let d = HdlDut::with_schedule((self.make)(), schedule.clone())?;
                 Ok(Box::new(match waves {
                     Some(p) => d.with_waves(p).map_err(|e| SimError::Io {
                         context: format!("writing waveform {}", p.display()),
@@ -115,8 +146,10 @@ where
                     None => d,
                 }))
             }
-            Some(lib) => Ok(Box::new(vl::VerilatorDut::<B::In, B::Out>::new(
-                lib, waves,
+            Some(lib) => Ok(Box::new(vl::VerilatorDut::<B::In, B::Out>::with_schedule(
+                lib,
+                waves,
+                schedule.clone(),
             )?)),
         }
     }

@@ -12,8 +12,10 @@
 #![deny(missing_docs)]
 
 pub mod blocks;
+pub mod cdc_blocks;
 pub mod device;
 pub mod engine;
+pub mod grad_blocks;
 pub mod hdl;
 pub mod kv_card;
 pub mod kv_rings;
@@ -50,6 +52,9 @@ pub enum SimError {
     /// A geometry the simulated card cannot be built with.
     #[error("{0}")]
     Geometry(String),
+    /// A clock schedule that does not fit the block's clock inputs.
+    #[error("clocks: {0}")]
+    Clocks(String),
     /// An unknown engine name.
     #[error("unknown simulation engine {0:?} (known: rust-hdl, verilator)")]
     UnknownEngine(String),

@@ -1,43 +1,72 @@
 //! The Verilator backend: a block's emitted Verilog, Verilated and loaded,
 //! as a [`Dut`].
+//!
+//! The model's clock ports are the block's [`HdlPorts::CLOCKS`]; a
+//! [`VerilatorDut`] raises them on a [`Schedule`] in base steps (see
+//! [`weft_model::clocks`]), all clocks of one step at one instant.
 
+use crate::hdl::HdlPorts;
 use crate::probe::ports_of;
 use crate::verilator::{self, BuildOptions, Dir, Library, Model, ModelSource, PortSpec};
 use crate::SimError;
-use rust_hdl::prelude::Block;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
-use weft_model::{Dut, PortSet};
+use weft_model::{Dut, PortSet, Schedule};
 
-/// The clock port every weft block has.
+/// The clock port of a single-clock weft block.
 pub const CLOCK: &str = "clock";
 
 /// Build (or fetch from the cache) the Verilated model of a connected block,
-/// after checking that its ports are exactly `I` and `O` plus the clock.
-pub fn build<I: PortSet, O: PortSet, B: Block>(
+/// after checking that its ports are exactly `I` and `O` plus its clocks
+/// (`B::CLOCKS`).
+pub fn build<I: PortSet, O: PortSet, B: HdlPorts>(
     uut: &B,
     module: &str,
     opts: &BuildOptions,
 ) -> Result<Arc<Library>, SimError> {
     let verilog = weft_hdl::emit::verilog_of(uut, module);
-    let source = source_for::<I, O>(verilog, module, &ports_of(uut))?;
+    let source = source_with_clocks::<I, O>(verilog, module, &ports_of(uut), B::CLOCKS)?;
     Ok(verilator::build(&source, opts)?)
 }
 
-/// The builder's input for a module whose Verilog ports are `actual`,
-/// ordered as `I` and `O` declare them so values pack without reordering.
+/// [`source_with_clocks`] for a single-clock block (clock port `clock`).
 pub fn source_for<I: PortSet, O: PortSet>(
     verilog: String,
     module: &str,
     actual: &[PortSpec],
 ) -> Result<ModelSource, SimError> {
+    source_with_clocks::<I, O>(verilog, module, actual, &[CLOCK])
+}
+
+/// The builder's input for a module whose Verilog ports are `actual`,
+/// ordered as `I` and `O` declare them so values pack without reordering,
+/// with clock inputs `clocks` (in mask bit order).
+pub fn source_with_clocks<I: PortSet, O: PortSet>(
+    verilog: String,
+    module: &str,
+    actual: &[PortSpec],
+    clocks: &[&str],
+) -> Result<ModelSource, SimError> {
     let mut ports = vec![];
-    let mut clock = None;
-    for p in actual {
-        if p.name == CLOCK && p.dir == Dir::In && p.width == 1 {
-            clock = Some(CLOCK.to_string());
-            ports.push(p.clone());
+    let mut found = vec![];
+    for &c in clocks {
+        match actual.iter().find(|p| p.name == c) {
+            Some(p) if p.dir == Dir::In && p.width == 1 => {
+                found.push(c.to_string());
+                ports.push(p.clone());
+            }
+            Some(p) => {
+                return Err(SimError::Ports(format!(
+                    "{module}: clock {c} is {:?} {} bits in the RTL, not a 1-bit input",
+                    p.dir, p.width
+                )))
+            }
+            None => {
+                return Err(SimError::Ports(format!(
+                    "{module}: the RTL has no clock input {c}"
+                )))
+            }
         }
     }
     let want = |set: &[weft_model::Port], dir: Dir, ports: &mut Vec<PortSpec>| {
@@ -75,7 +104,7 @@ pub fn source_for<I: PortSet, O: PortSet>(
         verilog,
         top: module.to_string(),
         ports,
-        clock,
+        clocks: found,
     })
 }
 
@@ -84,17 +113,52 @@ pub struct VerilatorDut<I, O> {
     model: Model,
     inw: Vec<u32>,
     outw: Vec<u32>,
+    /// The schedule as given (reported by [`Dut::schedule`]).
+    schedule: Schedule,
+    /// The schedule with its bits in the model's clock order.
+    by_port: Schedule,
+    step: u64,
     _ports: PhantomData<fn(I) -> O>,
 }
 
 impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
-    /// A new instance of a built model, with a VCD waveform when `waves` is
-    /// given (the library must then have been built with tracing).
+    /// A new instance of a built model, every clock rising every step, with
+    /// a VCD waveform when `waves` is given (the library must then have been
+    /// built with tracing).
     pub fn new(lib: &Arc<Library>, waves: Option<&Path>) -> Result<Self, SimError> {
+        let schedule = if lib.clocks().is_empty() {
+            // A design without clocks still steps (it only evaluates); the
+            // schedule is nominal.
+            Schedule::single(CLOCK)
+        } else {
+            Schedule::every_step(lib.clocks().iter().map(String::as_str))
+                .map_err(|e| SimError::Clocks(format!("{}: {e}", lib.top())))?
+        };
+        Self::with_schedule(lib, waves, schedule)
+    }
+
+    /// A new instance whose clocks rise on `schedule`, which must name
+    /// exactly the model's clocks.
+    pub fn with_schedule(
+        lib: &Arc<Library>,
+        waves: Option<&Path>,
+        schedule: Schedule,
+    ) -> Result<Self, SimError> {
+        let by_port = if lib.clocks().is_empty() {
+            schedule.clone()
+        } else {
+            let names: Vec<&str> = lib.clocks().iter().map(String::as_str).collect();
+            schedule
+                .reordered(&names)
+                .map_err(|e| SimError::Clocks(format!("{}: {e}", lib.top())))?
+        };
         Ok(Self {
             model: Model::new(lib, waves)?,
             inw: Vec::with_capacity(I::total_words()),
             outw: vec![0; O::total_words()],
+            schedule,
+            by_port,
+            step: 0,
             _ports: PhantomData,
         })
     }
@@ -112,10 +176,15 @@ impl<I: PortSet, O: PortSet> Dut for VerilatorDut<I, O> {
     }
 
     fn tick(&mut self) {
-        self.model.tick();
+        self.model.step(self.by_port.rising(self.step));
+        self.step += 1;
     }
 
     fn witness(&self) -> &str {
         "verilator"
+    }
+
+    fn schedule(&self) -> Schedule {
+        self.schedule.clone()
     }
 }

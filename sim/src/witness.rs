@@ -1,9 +1,11 @@
 //! Three witnesses: one stimulus through the model and both simulators.
 //!
 //! Every witness is driven by its own copy of the same seeded driver. Runs
-//! are compared cycle by cycle through their output hashes; on a divergence
-//! the two witnesses are run again to the first differing cycle and the
-//! ports that differ are named.
+//! are compared base step by base step (clock cycles of a single-clock
+//! block; see [`weft_model::clocks`]) through their output hashes; on a
+//! divergence the two witnesses are run again to the first differing step
+//! and the ports that differ are named. Every witness must step the same
+//! clock schedule.
 
 use crate::engine::BoxDut;
 use std::fmt::Write;
@@ -25,7 +27,8 @@ pub struct Finished<D> {
     pub elapsed: std::time::Duration,
 }
 
-/// Run every witness with a fresh driver from `make_driver`.
+/// Run every witness with a fresh driver from `make_driver`. Fails when the
+/// witnesses do not step one clock schedule or one does not finish.
 pub fn run_all<I, O, D>(
     witnesses: &[Factory<'_, I, O>],
     make_driver: &dyn Fn() -> D,
@@ -36,9 +39,21 @@ where
     O: PortSet,
     D: Driver<I, O>,
 {
-    let mut out = vec![];
+    let mut out: Vec<Finished<D>> = vec![];
+    let mut schedule: Option<(String, weft_model::Schedule)> = None;
     for make in witnesses {
         let mut dut = make();
+        let s = dut.schedule();
+        match &schedule {
+            None => schedule = Some((dut.witness().to_string(), s)),
+            Some((w, first)) if *first != s => {
+                return Err(format!(
+                    "{w} and {} step different clock schedules: [{first}] and [{s}]",
+                    dut.witness()
+                ))
+            }
+            Some(_) => {}
+        }
         let mut driver = make_driver();
         let t0 = std::time::Instant::now();
         let run = run(dut.as_mut(), &mut driver, limit).map_err(|e| e.to_string())?;
@@ -52,20 +67,20 @@ where
     Ok(out)
 }
 
-/// Outputs of `dut` on cycle `cycle` under `driver`.
-fn outputs_at<I, O, D>(mut dut: BoxDut<I, O>, mut driver: D, cycle: u64) -> Option<O>
+/// Outputs of `dut` in base step `step` under `driver`.
+fn outputs_at<I, O, D>(mut dut: BoxDut<I, O>, mut driver: D, step: u64) -> Option<O>
 where
     I: PortSet,
     O: PortSet,
     D: Driver<I, O>,
 {
-    for c in 0..=cycle {
+    for c in 0..=step {
         if driver.finished() {
             return None;
         }
         let i = driver.drive();
         let o = dut.eval(&i);
-        if c == cycle {
+        if c == step {
             return Some(o);
         }
         driver.observe(&i, &o);
@@ -75,7 +90,8 @@ where
 }
 
 /// Check that witnesses `a` and `b` (indices into `witnesses`) agree on
-/// every cycle; on disagreement, a report naming the cycle and the ports.
+/// every step; on disagreement, a report naming the step, the clocks that
+/// rise in it and the ports that differ.
 pub fn check_pair<I, O, D>(
     witnesses: &[Factory<'_, I, O>],
     runs: &[Finished<D>],
@@ -95,8 +111,27 @@ where
         "{} and {} disagree: {div}",
         runs[a].witness, runs[b].witness
     );
-    let oa = outputs_at(witnesses[a](), make_driver(), div.cycle);
-    let ob = outputs_at(witnesses[b](), make_driver(), div.cycle);
+    let da = witnesses[a]();
+    let schedule = da.schedule();
+    if schedule.clocks().len() > 1 {
+        // Which domains just stepped is the first clue in a crossing.
+        let last: Vec<&str> = div
+            .step
+            .checked_sub(1)
+            .map(|p| schedule.names().filter(|n| schedule.rises(n, p)).collect())
+            .unwrap_or_default();
+        let _ = write!(
+            msg,
+            " (previous step's edges: {})",
+            if last.is_empty() {
+                "none".to_string()
+            } else {
+                last.join(", ")
+            }
+        );
+    }
+    let oa = outputs_at(da, make_driver(), div.step);
+    let ob = outputs_at(witnesses[b](), make_driver(), div.step);
     if let (Some(oa), Some(ob)) = (oa, ob) {
         let (mut wa, mut wb) = (vec![], vec![]);
         oa.pack(&mut wa);
@@ -121,7 +156,7 @@ where
     Err(msg)
 }
 
-/// Run all witnesses and require cycle-level agreement of every one with the
+/// Run all witnesses and require step-level agreement of every one with the
 /// first (the model, when it is cycle-accurate).
 pub fn agree<I, O, D>(
     witnesses: &[Factory<'_, I, O>],

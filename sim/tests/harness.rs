@@ -72,7 +72,7 @@ fn width_bug_is_reported_as_a_simulator_mismatch() {
     let runs = run_all(&w, &|| Sweep(0), 1000).unwrap();
     let err = check_pair(&w, &runs, 0, 1, &|| Sweep(0)).unwrap_err();
     assert!(
-        err.contains("diverge at cycle 255") && err.contains("port wrapped"),
+        err.contains("diverge at step 255") && err.contains("port wrapped"),
         "{err}"
     );
     assert!(

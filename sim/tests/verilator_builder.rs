@@ -91,7 +91,7 @@ fn counter_source() -> ModelSource {
             PortSpec::output("big", 40),
             PortSpec::output("wide_out", 70),
         ],
-        clock: Some("clk".into()),
+        clocks: vec!["clk".into()],
     }
 }
 
@@ -118,7 +118,7 @@ fn widths_source() -> ModelSource {
             PortSpec::output("yd", 96),
             PortSpec::output("ye", 65),
         ],
-        clock: None,
+        clocks: vec![],
     }
 }
 
@@ -440,7 +440,7 @@ fn port_list_must_match_the_design() {
     );
 
     let mut bad_clock = counter_source();
-    bad_clock.clock = Some("clock".into());
+    bad_clock.clocks = vec!["clock".into()];
     let e = build(&bad_clock, &opts(cache.path(), false)).unwrap_err();
     assert!(matches!(e, VerilatorError::Ports(_)), "{e}");
 }

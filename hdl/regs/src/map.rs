@@ -24,6 +24,10 @@ pub mod block_type {
     pub const MEMOPS: u32 = 0x5746_0004;
     /// The host queue engine (weft's ring protocol, `docs/queues.md`).
     pub const QUEUE: u32 = 0x5746_0005;
+    /// The gradient aggregation engine.
+    pub const GRAD_AGG: u32 = 0x5746_0006;
+    /// Accelerator Virtual Memory: the shared on-chip pool.
+    pub const AVM: u32 = 0x5746_0007;
 }
 
 /// Board ids carried in `ID.BOARD_ID`.
@@ -682,6 +686,512 @@ pub mod memops {
             TEL_CLEAR,
             GEOMETRY,
             OUTSTANDING,
+        ],
+    };
+}
+
+/// Accelerator Virtual Memory (`avm`): the shared on-chip pool of named
+/// consumers. Not on the card's chain yet: the simulated pool runs
+/// standalone, driven through its engine register port.
+pub mod avm {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0600;
+    /// Consumers with their own register group.
+    pub const CONSUMERS: usize = 4;
+    /// Snapshot words per consumer: requests, grants, stall cycles,
+    /// faults, then the 16 latency-histogram buckets.
+    pub const SNAP_PER_CONSUMER: u32 = 20;
+    /// Snapshot index of the first consumer's page count (one per consumer
+    /// after the counters).
+    pub const SNAP_PAGES: u32 = SNAP_PER_CONSUMER * CONSUMERS as u32;
+    /// Snapshot words in all.
+    pub const SNAP_WORDS: u32 = SNAP_PAGES + CONSUMERS as u32;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// `CTRL.MANAGED`.
+    pub const CTRL_MANAGED: Field = Field {
+        name: "MANAGED",
+        lsb: 0,
+        width: 1,
+        doc: "Arbitrate by priority, then weighted round-robin (0: first come, first served — the unmanaged baseline)",
+    };
+    /// Control.
+    pub const CTRL: Register = Register {
+        name: "CTRL",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[CTRL_MANAGED],
+        doc: "Pool control",
+    };
+    /// `CMD.OP`.
+    pub const CMD_OP: Field = Field {
+        name: "OP",
+        lsb: 0,
+        width: 2,
+        doc: "1 GRANT a physical page to virtual page ARG; 2 RECLAIM up to ARG pages",
+    };
+    /// `CMD.CONSUMER`.
+    pub const CMD_CONSUMER: Field = Field {
+        name: "CONSUMER",
+        lsb: 4,
+        width: 2,
+        doc: "Consumer the command acts on",
+    };
+    /// `CMD.ARG`.
+    pub const CMD_ARG: Field = Field {
+        name: "ARG",
+        lsb: 8,
+        width: 8,
+        doc: "Virtual page (GRANT) or page count (RECLAIM)",
+    };
+    /// Allocation command.
+    pub const CMD: Register = Register {
+        name: "CMD",
+        addr: BASE + 0x10,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[CMD_OP, CMD_CONSUMER, CMD_ARG],
+        doc: "Start an allocation command; refused with RESULT=BUSY while one runs",
+    };
+    /// `STATUS.BUSY`.
+    pub const STATUS_BUSY: Field = Field {
+        name: "BUSY",
+        lsb: 0,
+        width: 1,
+        doc: "A command is running (a granted page is being zeroed, or a reclaim scan)",
+    };
+    /// `STATUS.RESULT`.
+    pub const STATUS_RESULT: Field = Field {
+        name: "RESULT",
+        lsb: 4,
+        width: 3,
+        doc: "Last command: 0 OK, 1 QUOTA, 2 FULL, 3 PAGE (mapped or out of range), 4 BUSY, 5 LIMITS (reservation above quota), 6 OP",
+    };
+    /// `STATUS.PAGE`.
+    pub const STATUS_PAGE: Field = Field {
+        name: "PAGE",
+        lsb: 8,
+        width: 8,
+        doc: "Physical page of the last successful GRANT",
+    };
+    /// `STATUS.COUNT`.
+    pub const STATUS_COUNT: Field = Field {
+        name: "COUNT",
+        lsb: 16,
+        width: 8,
+        doc: "Pages taken by the last RECLAIM",
+    };
+    /// Command status.
+    pub const STATUS: Register = Register {
+        name: "STATUS",
+        addr: BASE + 0x14,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[STATUS_BUSY, STATUS_RESULT, STATUS_PAGE, STATUS_COUNT],
+        doc: "Outcome of the last command",
+    };
+    /// Take a snapshot.
+    pub const SNAP: Register = Register {
+        name: "SNAP",
+        addr: BASE + 0x18,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Write 1: copy every counter, histogram and page count, and the cycle, into the snapshot in one cycle, and reset SNAP_SEL",
+    };
+    /// Snapshot word select.
+    pub const SNAP_SEL: Register = Register {
+        name: "SNAP_SEL",
+        addr: BASE + 0x1C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Snapshot word to read (bits 6:0): consumer c's word k at c*20+k (k: 0 requests, 1 grants, 2 stall cycles, 3 faults, 4+b latency bucket b), consumer c's pages at 80+c",
+    };
+    /// Snapshot word data.
+    pub const SNAP_DATA: Register = Register {
+        name: "SNAP_DATA",
+        addr: BASE + 0x20,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "The selected snapshot word (32-bit counters wrap); reading it advances SNAP_SEL",
+    };
+    /// Snapshot cycle.
+    pub const SNAP_CYCLE: Register = Register {
+        name: "SNAP_CYCLE",
+        addr: BASE + 0x24,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Bits 31:0 of the block's cycle counter at the last snapshot",
+    };
+    /// Clear counters.
+    pub const CLEAR: Register = Register {
+        name: "CLEAR",
+        addr: BASE + 0x28,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Write 1 to clear every counter and histogram (not the snapshot)",
+    };
+    /// Geometry.
+    pub const GEOMETRY: Register = Register {
+        name: "GEOMETRY",
+        addr: BASE + 0x2C,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[],
+        doc: "Consumers (7:0), physical pages (15:8), log2 words per page (19:16), virtual pages per consumer (27:20), queue depth (31:28)",
+    };
+    const fn per(
+        c: u32,
+        off: u32,
+        name: &'static str,
+        access: Access,
+        fields: &'static [Field],
+        doc: &'static str,
+    ) -> Register {
+        Register {
+            name,
+            addr: BASE + 0x40 + c * 0x10 + off,
+            access,
+            value: Value::Live { reset: 0 },
+            fields,
+            doc,
+        }
+    }
+    /// `Cn_LIMITS.QUOTA`.
+    pub const LIMITS_QUOTA: Field = Field {
+        name: "QUOTA",
+        lsb: 0,
+        width: 8,
+        doc: "Most pages the consumer may hold",
+    };
+    /// `Cn_LIMITS.RESERVE`.
+    pub const LIMITS_RESERVE: Field = Field {
+        name: "RESERVE",
+        lsb: 8,
+        width: 8,
+        doc: "Pages a reclaim never takes; a write with RESERVE above QUOTA is refused (STATUS.RESULT = LIMITS)",
+    };
+    const fn group(c: u32, names: [&'static str; 4]) -> [Register; 4] {
+        [
+            per(
+                c,
+                0x0,
+                names[0],
+                Access::Rw,
+                &[],
+                "Arbitration weight (bits 7:0; 0 counts as 1): grants per round-robin turn",
+            ),
+            per(
+                c,
+                0x4,
+                names[1],
+                Access::Rw,
+                &[],
+                "Arbitration priority (bits 1:0): the highest waiting class is served first",
+            ),
+            per(
+                c,
+                0x8,
+                names[2],
+                Access::Rw,
+                &[LIMITS_QUOTA, LIMITS_RESERVE],
+                "Page quota and reservation",
+            ),
+            per(c, 0xC, names[3], Access::Ro, &[], "Pages mapped now"),
+        ]
+    }
+    /// Consumer 0: weight, priority, limits, pages.
+    pub const C0: [Register; 4] = group(0, ["C0_WEIGHT", "C0_PRIORITY", "C0_LIMITS", "C0_PAGES"]);
+    /// Consumer 1.
+    pub const C1: [Register; 4] = group(1, ["C1_WEIGHT", "C1_PRIORITY", "C1_LIMITS", "C1_PAGES"]);
+    /// Consumer 2.
+    pub const C2: [Register; 4] = group(2, ["C2_WEIGHT", "C2_PRIORITY", "C2_LIMITS", "C2_PAGES"]);
+    /// Consumer 3.
+    pub const C3: [Register; 4] = group(3, ["C3_WEIGHT", "C3_PRIORITY", "C3_LIMITS", "C3_PAGES"]);
+    /// Each consumer's group, by consumer.
+    pub const GROUPS: [[Register; 4]; CONSUMERS] = [C0, C1, C2, C3];
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "avm",
+        type_id: super::block_type::AVM,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "Accelerator Virtual Memory (after NicOS): allocation commands, arbitration, per-consumer limits, observation snapshot",
+        regs: &[
+            BLK_TYPE, BLK_VERSION, BLK_NEXT, CTRL, CMD, STATUS, SNAP, SNAP_SEL, SNAP_DATA,
+            SNAP_CYCLE, CLEAR, GEOMETRY, C0[0], C0[1], C0[2], C0[3], C1[0], C1[1], C1[2], C1[3],
+            C2[0], C2[1], C2[2], C2[3], C3[0], C3[1], C3[2], C3[3],
+        ],
+    };
+}
+
+/// The gradient aggregation engine (`grad_agg`, after SwitchML, ATP and
+/// DSA). Not on the card's chain yet: the engine runs standalone, driven
+/// through its engine register port, as `memops` does.
+pub mod grad {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0500;
+    /// Jobs with a priority register (job ids `0..JOBS`; others are malformed).
+    pub const JOBS: usize = 16;
+    /// Bits of one job's priority.
+    pub const PRIO_BITS: u32 = 4;
+    /// Largest priority.
+    pub const PRIO_MAX: u8 = (1 << PRIO_BITS) - 1;
+    /// Jobs per priority register.
+    pub const JOBS_PER_PRIO_REG: usize = 32 / PRIO_BITS as usize;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    const fn prio_field(name: &'static str, i: u8) -> Field {
+        Field {
+            name,
+            lsb: 4 * i,
+            width: 4,
+            doc: "Priority of the job (0 lowest): a higher-priority chunk preempts a lower one's slot",
+        }
+    }
+    /// `PRIO_LO` fields: jobs 0 to 7, four bits each.
+    pub const PRIO_LO_FIELDS: [Field; 8] = [
+        prio_field("JOB0", 0),
+        prio_field("JOB1", 1),
+        prio_field("JOB2", 2),
+        prio_field("JOB3", 3),
+        prio_field("JOB4", 4),
+        prio_field("JOB5", 5),
+        prio_field("JOB6", 6),
+        prio_field("JOB7", 7),
+    ];
+    /// `PRIO_HI` fields: jobs 8 to 15, four bits each.
+    pub const PRIO_HI_FIELDS: [Field; 8] = [
+        prio_field("JOB8", 0),
+        prio_field("JOB9", 1),
+        prio_field("JOB10", 2),
+        prio_field("JOB11", 3),
+        prio_field("JOB12", 4),
+        prio_field("JOB13", 5),
+        prio_field("JOB14", 6),
+        prio_field("JOB15", 7),
+    ];
+    /// Priorities of jobs 0 to 7.
+    pub const PRIO_LO: Register = Register {
+        name: "PRIO_LO",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &PRIO_LO_FIELDS,
+        doc: "Priorities of jobs 0 to 7 (4 bits each, job j at bits 4j+3:4j)",
+    };
+    /// Priorities of jobs 8 to 15.
+    pub const PRIO_HI: Register = Register {
+        name: "PRIO_HI",
+        addr: BASE + 0x10,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &PRIO_HI_FIELDS,
+        doc: "Priorities of jobs 8 to 15 (4 bits each, job j at bits 4(j-8)+3:4(j-8))",
+    };
+    /// The priority register holding `job`'s priority and its field there.
+    pub const fn prio_of(job: usize) -> (Register, Field) {
+        if job < JOBS_PER_PRIO_REG {
+            (PRIO_LO, PRIO_LO_FIELDS[job])
+        } else {
+            (PRIO_HI, PRIO_HI_FIELDS[job - JOBS_PER_PRIO_REG])
+        }
+    }
+    /// `CMD.FLUSH`.
+    pub const CMD_FLUSH: Field = Field {
+        name: "FLUSH",
+        lsb: 0,
+        width: 1,
+        doc: "Evict every held slot to the host as EVICT packets (end of a job); input is held off meanwhile",
+    };
+    /// `CMD.RESET`.
+    pub const CMD_RESET: Field = Field {
+        name: "RESET",
+        lsb: 1,
+        width: 1,
+        doc: "Clear the counters",
+    };
+    /// Commands.
+    pub const CMD: Register = Register {
+        name: "CMD",
+        addr: BASE + 0x14,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[CMD_FLUSH, CMD_RESET],
+        doc: "Write 1 to start a command; reads 0",
+    };
+    /// `STATUS.FLUSHING`.
+    pub const STATUS_FLUSHING: Field = Field {
+        name: "FLUSHING",
+        lsb: 0,
+        width: 1,
+        doc: "A flush is requested or in progress (input is held off)",
+    };
+    /// Status.
+    pub const STATUS: Register = Register {
+        name: "STATUS",
+        addr: BASE + 0x18,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[STATUS_FLUSHING],
+        doc: "Engine status",
+    };
+    /// `GEOMETRY.LANES`.
+    pub const GEOMETRY_LANES: Field = Field {
+        name: "LANES",
+        lsb: 0,
+        width: 8,
+        doc: "32-bit value lanes per beat (beat width / 32 bits)",
+    };
+    /// `GEOMETRY.SLOT_BITS`.
+    pub const GEOMETRY_SLOT_BITS: Field = Field {
+        name: "SLOT_BITS",
+        lsb: 8,
+        width: 8,
+        doc: "log2 of the aggregator slots",
+    };
+    /// `GEOMETRY.VALUE_BEATS`.
+    pub const GEOMETRY_VALUE_BEATS: Field = Field {
+        name: "VALUE_BEATS",
+        lsb: 16,
+        width: 8,
+        doc: "Value beats per chunk (a chunk is LANES x VALUE_BEATS values)",
+    };
+    /// `GEOMETRY.MAX_WORKERS`.
+    pub const GEOMETRY_MAX_WORKERS: Field = Field {
+        name: "MAX_WORKERS",
+        lsb: 24,
+        width: 8,
+        doc: "Most workers per job (the width of a slot's worker bitmap)",
+    };
+    /// Geometry of this build.
+    pub const GEOMETRY: Register = Register {
+        name: "GEOMETRY",
+        addr: BASE + 0x1C,
+        access: Access::Ro,
+        value: Value::Live { reset: 0 },
+        fields: &[
+            GEOMETRY_LANES,
+            GEOMETRY_SLOT_BITS,
+            GEOMETRY_VALUE_BEATS,
+            GEOMETRY_MAX_WORKERS,
+        ],
+        doc: "Build parameters of the engine",
+    };
+    const C0: [Register; 2] = counter(
+        BASE,
+        0x20,
+        "PKTS_LO",
+        "PKTS_HI",
+        "Packets in (every packet on the input, malformed ones included)",
+    );
+    const C1: [Register; 2] = counter(
+        BASE,
+        0x28,
+        "AGGREGATED_LO",
+        "AGGREGATED_HI",
+        "Packets whose values were summed on the card (claims, adds, single-worker chunks)",
+    );
+    const C2: [Register; 2] = counter(
+        BASE,
+        0x30,
+        "COMPLETED_LO",
+        "COMPLETED_HI",
+        "Chunks completed on the card (RESULT packets)",
+    );
+    const C3: [Register; 2] = counter(
+        BASE,
+        0x38,
+        "PREEMPTED_LO",
+        "PREEMPTED_HI",
+        "Preemptions: a higher-priority chunk took a slot, the partial went out as EVICT",
+    );
+    const C4: [Register; 2] = counter(
+        BASE,
+        0x40,
+        "FALLBACKS_LO",
+        "FALLBACKS_HI",
+        "Packets forwarded unchanged to the host (slot held by a job of no lower priority)",
+    );
+    const C5: [Register; 2] = counter(
+        BASE,
+        0x48,
+        "DUPLICATES_LO",
+        "DUPLICATES_HI",
+        "Duplicates: the worker's bit was already set in the chunk's slot; dropped",
+    );
+    const C6: [Register; 2] = counter(
+        BASE,
+        0x50,
+        "MALFORMED_LO",
+        "MALFORMED_HI",
+        "Malformed packets, dropped whole",
+    );
+    const C7: [Register; 2] = counter(
+        BASE,
+        0x58,
+        "FLUSHED_LO",
+        "FLUSHED_HI",
+        "Slots evicted by a flush",
+    );
+    /// Counters, LO/HI pairs in address order.
+    pub const COUNTERS: [Register; 16] = [
+        C0[0], C0[1], C1[0], C1[1], C2[0], C2[1], C3[0], C3[1], C4[0], C4[1], C5[0], C5[1], C6[0],
+        C6[1], C7[0], C7[1],
+    ];
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "grad",
+        type_id: super::block_type::GRAD_AGG,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "Gradient aggregation (after SwitchML, ATP, DSA): job priorities, flush, geometry, counters",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            PRIO_LO,
+            PRIO_HI,
+            CMD,
+            STATUS,
+            GEOMETRY,
+            C0[0],
+            C0[1],
+            C1[0],
+            C1[1],
+            C2[0],
+            C2[1],
+            C3[0],
+            C3[1],
+            C4[0],
+            C4[1],
+            C5[0],
+            C5[1],
+            C6[0],
+            C6[1],
+            C7[0],
+            C7[1],
         ],
     };
 }

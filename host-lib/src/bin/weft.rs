@@ -13,6 +13,9 @@ use weft::status::Status;
 use weft::{DeviceSpec, Nic, OpenOptions};
 use weft_regs::MAP;
 
+#[path = "../cli/avm.rs"]
+mod avm_cli;
+
 #[derive(Parser)]
 #[command(
     name = "weft",
@@ -43,6 +46,12 @@ enum Cmd {
     Agg {
         #[command(subcommand)]
         cmd: AggCmd,
+    },
+    /// Accelerator Virtual Memory: run contention scenarios under a policy,
+    /// observe the pool, act on a consumer.
+    Avm {
+        #[command(subcommand)]
+        cmd: avm_cli::AvmCmd,
     },
     /// MemOps switch port: verify programs, run traces.
     Memops {
@@ -1569,6 +1578,7 @@ fn main() -> ExitCode {
                     json,
                 },
         } => memops_run(&program, &trace, &device, seed, json),
+        Cmd::Avm { cmd } => avm_cli::run(cmd),
         Cmd::Agg { cmd: AggCmd::Kv(a) } => agg_kv(a),
         Cmd::Agg {
             cmd: AggCmd::Gen(a),

@@ -1,36 +1,52 @@
 //! The device-under-test interface shared by models and simulators, the
-//! cycle loop that drives it, and the cycle-level comparison of two runs.
+//! step loop that drives it, and the step-level comparison of two runs.
+//!
+//! Time advances in base steps: one `eval` then one `tick` per step, the
+//! tick raising every clock the block's [`Schedule`] says rises in that step,
+//! all at one instant (see [`crate::clocks`] for the model of time). For a
+//! single-clock block a step is a clock cycle.
 
+use crate::clocks::Schedule;
 use crate::ports::PortSet;
 
 /// A clocked block seen at its ports: the reference model, the rust-hdl
 /// simulation and the Verilated model all implement this.
 ///
-/// One cycle is `eval` (present inputs, settle combinational logic, read
-/// outputs) followed by `tick` (one rising clock edge that latches the inputs
-/// given to the last `eval`).
+/// One base step is `eval` (present inputs, settle combinational logic,
+/// read outputs) followed by `tick` (the step's edge instant: every clock
+/// scheduled for this step rises at once, latching the inputs given to the
+/// last `eval`). A DUT counts its own steps from 0, so its schedule decides
+/// which clocks a `tick` raises; for a single-clock block every `tick` is
+/// one clock cycle.
 pub trait Dut {
     /// The block's input ports.
     type In: PortSet;
     /// The block's output ports.
     type Out: PortSet;
-    /// Present `inputs` and return the outputs they produce this cycle.
+    /// Present `inputs` and return the outputs they produce this step.
     fn eval(&mut self, inputs: &Self::In) -> Self::Out;
-    /// Advance one rising clock edge.
+    /// Advance one base step: raise every clock scheduled for it.
     fn tick(&mut self);
     /// Which witness this is ("model", "rust-hdl", "verilator"), for reports.
     fn witness(&self) -> &str;
+    /// The clocks this DUT steps and when each rises. Witnesses compared
+    /// step by step must report the same schedule. The default is one clock
+    /// named `clock` rising every step.
+    fn schedule(&self) -> Schedule {
+        Schedule::single("clock")
+    }
 }
 
-/// Produces a block's inputs cycle by cycle and watches its outputs.
+/// Produces a block's inputs step by step and watches its outputs.
 ///
 /// Drivers are deterministic given their seed and the outputs they observe,
-/// so two DUTs that agree cycle by cycle receive identical stimulus.
+/// so two DUTs that agree step by step receive identical stimulus.
 pub trait Driver<I, O> {
-    /// The inputs for the current cycle.
+    /// The inputs for the current step.
     fn drive(&mut self) -> I;
-    /// See the outputs of the current cycle (after `eval`, before `tick`):
-    /// this is where handshakes complete.
+    /// See the outputs of the current step (after `eval`, before `tick`):
+    /// this is where handshakes complete (for a multi-clock block, those of
+    /// the domains whose clock rises in this step).
     fn observe(&mut self, inputs: &I, outputs: &O);
     /// All stimulus issued and every response received.
     fn finished(&self) -> bool;
@@ -39,12 +55,12 @@ pub trait Driver<I, O> {
 /// The record of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Run {
-    /// Cycles simulated.
+    /// Base steps simulated (clock cycles of a single-clock block).
     pub cycles: u64,
-    /// FNV-1a hash over every cycle's packed outputs.
+    /// FNV-1a hash over every step's packed outputs.
     pub hash: u64,
-    /// The running hash after each cycle, kept so a divergence can be
-    /// located to its first cycle.
+    /// The running hash after each step, kept so a divergence can be
+    /// located to its first step.
     pub trail: Vec<u64>,
 }
 
@@ -53,7 +69,7 @@ pub struct Run {
 pub struct RunError {
     /// Which witness hung.
     pub witness: String,
-    /// The cycle limit it hit.
+    /// The step limit it hit.
     pub limit: u64,
 }
 
@@ -61,7 +77,7 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}: driver not finished after {} cycles (the block stopped responding)",
+            "{}: driver not finished after {} steps (the block stopped responding)",
             self.witness, self.limit
         )
     }
@@ -84,7 +100,7 @@ pub fn fnv1a(mut h: u64, words: &[u32]) -> u64 {
 }
 
 /// Drive `dut` with `driver` until the driver is finished, at most `limit`
-/// cycles. Every cycle's outputs are hashed.
+/// base steps. Every step's outputs are hashed.
 pub fn run<D, R>(dut: &mut D, driver: &mut R, limit: u64) -> Result<Run, RunError>
 where
     D: Dut + ?Sized,
@@ -121,11 +137,11 @@ where
 /// Where two runs first differ.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Divergence {
-    /// First cycle whose outputs differ (or where one run ended early).
-    pub cycle: u64,
-    /// Cycles of the first run.
+    /// First base step whose outputs differ (or where one run ended early).
+    pub step: u64,
+    /// Steps of the first run.
     pub cycles_a: u64,
-    /// Cycles of the second run.
+    /// Steps of the second run.
     pub cycles_b: u64,
 }
 
@@ -133,23 +149,23 @@ impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "outputs diverge at cycle {} (runs of {} and {} cycles)",
-            self.cycle, self.cycles_a, self.cycles_b
+            "outputs diverge at step {} (runs of {} and {} steps)",
+            self.step, self.cycles_a, self.cycles_b
         )
     }
 }
 
-/// Compare two runs cycle by cycle; `None` when every cycle's outputs agree.
+/// Compare two runs step by step; `None` when every step's outputs agree.
 pub fn compare(a: &Run, b: &Run) -> Option<Divergence> {
     if a.hash == b.hash && a.cycles == b.cycles {
         return None;
     }
     let common = a.trail.len().min(b.trail.len());
-    let cycle = (0..common)
+    let step = (0..common)
         .find(|&i| a.trail[i] != b.trail[i])
         .unwrap_or(common) as u64;
     Some(Divergence {
-        cycle,
+        step,
         cycles_a: a.cycles,
         cycles_b: b.cycles,
     })

@@ -13,11 +13,15 @@
 pub mod avm;
 pub mod axil;
 pub mod card;
+pub mod cdc;
+pub mod clocks;
 pub mod csr;
 pub mod dut;
+pub mod grad_agg;
 pub mod kv_agg;
 pub mod memops;
 pub mod ports;
 
+pub use clocks::Schedule;
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
 pub use ports::{Port, PortSet, PortValue};

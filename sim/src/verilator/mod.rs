@@ -5,7 +5,7 @@
 //! a C ABI wrapper from the port list, compiles everything with the system
 //! C++ compiler and loads the result ([`Library`]). [`Model`] is one instance
 //! of the design, driven through packed `u32` word arrays (one FFI call per
-//! [`Model::eval`] and per [`Model::tick`]).
+//! [`Model::eval`] and per [`Model::tick`] or [`Model::step`]).
 //!
 //! Built libraries are cached on disk under
 //! `<cache>/verilator/<version>/<key>/libweftmodel.so`, keyed by a SHA-256 of
@@ -20,10 +20,23 @@
 //! # Packing convention
 //!
 //! The `inputs` slice of [`Model::eval`] is the concatenation, in port-list
-//! order over the input ports excluding the clock port, of each port's value
+//! order over the input ports excluding the clock ports, of each port's value
 //! as `ceil(width / 32)` little-endian `u32` words (word 0 holds bits 31:0).
 //! `outputs` is laid out the same way over the output ports. Bits above a
 //! port's width in its top word are ignored on input and zero on output.
+//!
+//! # Clocks
+//!
+//! A design has zero or more clock inputs ([`ModelSource::clocks`], 1-bit
+//! inputs), numbered in that order. The C ABI's `weft_tick(model, rising)`
+//! takes a mask: bit `i` raises clock `i`. The generated wrapper sets every
+//! clock of the mask high, evaluates once (so edges in one call are one
+//! instant: the model's flip-flops of every domain sample pre-edge values),
+//! then sets them low and evaluates again. Which clocks rise in which step is
+//! the caller's schedule (weft-sim's [`crate::vl::VerilatorDut`] steps a
+//! [`weft_model::Schedule`]); the wrapper, its signature and so the cache
+//! key hold the clock set, not the schedule, so one built model serves any
+//! clock ratio.
 //!
 //! # Environment
 //!
@@ -100,11 +113,12 @@ pub struct ModelSource {
     pub verilog: String,
     /// Name of the top module.
     pub top: String,
-    /// Every port of the top module, in port order, the clock included.
+    /// Every port of the top module, in port order, the clocks included.
     pub ports: Vec<PortSpec>,
-    /// Name of the clock input (a 1-bit input listed in `ports`), toggled
-    /// by [`Model::tick`] and excluded from the packed inputs.
-    pub clock: Option<String>,
+    /// Names of the clock inputs (1-bit inputs listed in `ports`), in the
+    /// bit order of [`Model::step`]'s mask, raised by [`Model::tick`] and
+    /// [`Model::step`] and excluded from the packed inputs. At most 32.
+    pub clocks: Vec<String>,
 }
 
 /// Options for [`build`].

@@ -12,7 +12,7 @@ type SignatureFn = unsafe extern "C" fn() -> *const c_char;
 type NewFn = unsafe extern "C" fn(*const c_char, *mut i32) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
 type EvalFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
-type TickFn = unsafe extern "C" fn(*mut c_void);
+type TickFn = unsafe extern "C" fn(*mut c_void, u32);
 
 /// A built design: the loaded shared object plus its port metadata. Shared
 /// by every [`Model`] instantiated from it; the shared object stays loaded
@@ -39,7 +39,7 @@ impl std::fmt::Debug for Library {
             .field("cache_hit", &self.cache_hit)
             .field("trace", &self.trace)
             .field("top", &self.layout.top)
-            .field("clock", &self.layout.clock)
+            .field("clocks", &self.layout.clocks)
             .field("inputs", &self.layout.inputs)
             .field("outputs", &self.layout.outputs)
             .finish()
@@ -142,12 +142,17 @@ impl Library {
         &self.layout.top
     }
 
-    /// Name of the clock port, if the design has one.
+    /// Name of the first clock port, if the design has one.
     pub fn clock(&self) -> Option<&str> {
-        self.layout.clock.as_deref()
+        self.layout.clocks.first().map(String::as_str)
     }
 
-    /// Input ports in packing order (port order, the clock excluded).
+    /// Names of the clock ports, in the bit order of [`Model::step`].
+    pub fn clocks(&self) -> &[String] {
+        &self.layout.clocks
+    }
+
+    /// Input ports in packing order (port order, the clocks excluded).
     pub fn inputs(&self) -> &[PortSpec] {
         &self.layout.inputs
     }
@@ -197,9 +202,11 @@ impl Model {
     /// [`BuildOptions::trace`](super::BuildOptions::trace); the file is
     /// flushed and closed when the model is dropped.
     ///
-    /// In the VCD a clock cycle is 10 time units: the inputs set by the
-    /// [`eval`](Model::eval)s before a tick appear 4 units before its rising
-    /// edge, the rising edge is at 10n and the falling edge at 10n+5.
+    /// In the VCD a step ([`tick`](Model::tick) or [`step`](Model::step))
+    /// is 10 time units: the inputs set by the [`eval`](Model::eval)s before
+    /// it appear 4 units before its rising edges, the clocks that rise do so
+    /// at 10n and fall at 10n+5 (so a clock rising every second step shows a
+    /// short high phase: only its edges are meaningful).
     pub fn new(lib: &Arc<Library>, vcd: Option<&Path>) -> Result<Model, VerilatorError> {
         let vcd_c = match vcd {
             None => None,
@@ -280,12 +287,23 @@ impl Model {
         unsafe { (self.lib.eval_fn)(self.ptr, inputs.as_ptr(), outputs.as_mut_ptr()) }
     }
 
-    /// One clock cycle: clock = 1, evaluate, clock = 0, evaluate (dumping
-    /// the VCD around each edge when tracing). Inputs keep the values of the
-    /// last [`eval`](Model::eval). Without a clock port this only evaluates.
+    /// One clock cycle of every clock at once: [`step`](Model::step) with
+    /// all clocks rising. For a single-clock design: clock = 1, evaluate,
+    /// clock = 0, evaluate. Without a clock port this only evaluates.
     pub fn tick(&mut self) {
-        // SAFETY: ptr is a live model.
-        unsafe { (self.lib.tick_fn)(self.ptr) }
+        let n = self.lib.layout.clocks.len();
+        self.step(if n >= 32 { u32::MAX } else { (1u32 << n) - 1 });
+    }
+
+    /// One base step: every clock `i` with bit `i` of `rising` set goes high
+    /// at one instant (one evaluation), then low (dumping the VCD around each
+    /// edge when tracing). Inputs keep the values of the last
+    /// [`eval`](Model::eval). Bits above the clock count are ignored; with
+    /// no bit set time advances and a design with clocks is not evaluated
+    /// (nothing can change), one without clocks is.
+    pub fn step(&mut self, rising: u32) {
+        // SAFETY: ptr is a live model; the wrapper tests each bit it knows.
+        unsafe { (self.lib.tick_fn)(self.ptr, rising) }
     }
 }
 

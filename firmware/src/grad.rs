@@ -1,0 +1,200 @@
+//! Job-priority policies for the gradient aggregation engine: job
+//! descriptions and observations in, one priority per job out (the
+//! `grad.PRIO_LO`/`PRIO_HI` registers).
+//!
+//! On the card a chunk of a higher-priority job preempts a slot held by a
+//! lower-priority job (whose partial sum goes to the host fallback); jobs of
+//! equal priority never preempt each other. So:
+//! - [`Policy::Fifo`] gives every job the same priority: first come, first
+//!   served, no preemption (the baseline without DSA);
+//! - [`Policy::Static`] applies given priorities;
+//! - [`Policy::Dsa`] ranks jobs by communication intensity, bytes
+//!   aggregated per unit of compute, as DSA does: the more a job's
+//!   iteration time is communication, the more it gains from in-network
+//!   aggregation, so the more intensive job gets the higher priority. The
+//!   intensity comes from a job's observed rates when there are any, else
+//!   from its declared profile.
+
+use crate::regs::grad::{prio_of, JOBS_PER_PRIO_REG};
+pub use crate::regs::grad::{JOBS, PRIO_MAX};
+use core::cmp::Ordering;
+
+/// What a job declares when it starts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobProfile {
+    /// The job runs (inactive jobs get priority 0).
+    pub active: bool,
+    /// Gradient bytes aggregated per iteration.
+    pub bytes_per_iter: u64,
+    /// Compute time per iteration, in cycles.
+    pub compute_per_iter: u64,
+}
+
+/// What the host observed of a job over a control window.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobObs {
+    /// Gradient bytes the job sent.
+    pub bytes: u64,
+    /// Cycles the job spent computing.
+    pub compute: u64,
+}
+
+impl JobObs {
+    /// Whether there is anything to judge by.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0 && self.compute == 0
+    }
+}
+
+/// A communication intensity, bytes per cycle of compute, kept as a
+/// fraction so that comparisons are exact.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Intensity {
+    /// Bytes.
+    pub bytes: u64,
+    /// Compute cycles (0: pure communication, the most intensive).
+    pub compute: u64,
+}
+
+impl Intensity {
+    /// A job's intensity: observed when there is an observation, declared
+    /// otherwise.
+    pub fn of(profile: &JobProfile, observed: Option<&JobObs>) -> Self {
+        match observed {
+            Some(o) if !o.is_empty() => Intensity {
+                bytes: o.bytes,
+                compute: o.compute,
+            },
+            _ => Intensity {
+                bytes: profile.bytes_per_iter,
+                compute: profile.compute_per_iter,
+            },
+        }
+    }
+
+    /// 0 for no bytes (the least, whatever the compute), 2 for bytes
+    /// with no compute (pure communication, the most), 1 otherwise.
+    fn class(&self) -> u8 {
+        match (self.bytes, self.compute) {
+            (0, _) => 0,
+            (_, 0) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Compare two intensities exactly: `a/b` against `c/d` as `a*d`
+    /// against `c*b` in 128 bits, with no bytes the least and bytes without
+    /// compute the most intensive. A total order.
+    pub fn cmp_exact(&self, other: &Self) -> Ordering {
+        self.class().cmp(&other.class()).then_with(|| {
+            if self.class() != 1 {
+                return Ordering::Equal;
+            }
+            let l = self.bytes as u128 * other.compute as u128;
+            let r = other.bytes as u128 * self.compute as u128;
+            l.cmp(&r)
+        })
+    }
+}
+
+/// One priority per job, each `0..=PRIO_MAX`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Priorities(pub [u8; JOBS]);
+
+impl Priorities {
+    /// Job `job`'s priority (0 for jobs the card does not have).
+    pub fn get(&self, job: usize) -> u8 {
+        self.0.get(job).copied().unwrap_or(0)
+    }
+
+    /// The values of `grad.PRIO_LO` and `grad.PRIO_HI`.
+    pub fn registers(&self) -> [u32; 2] {
+        let mut r = [0u32; 2];
+        for (j, &p) in self.0.iter().enumerate() {
+            let (_, f) = prio_of(j);
+            let i = j / JOBS_PER_PRIO_REG;
+            r[i] = f.set(r[i], p.min(PRIO_MAX) as u32);
+        }
+        r
+    }
+
+    /// Priorities from the two register values.
+    pub fn from_registers(r: [u32; 2]) -> Self {
+        let mut p = [0u8; JOBS];
+        for (j, v) in p.iter_mut().enumerate() {
+            let (_, f) = prio_of(j);
+            *v = f.get(r[j / JOBS_PER_PRIO_REG]) as u8;
+        }
+        Priorities(p)
+    }
+}
+
+/// A job-priority policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Every job the same priority: no preemption.
+    Fifo,
+    /// Given priorities (clamped to `PRIO_MAX`; inactive jobs keep theirs).
+    Static([u8; JOBS]),
+    /// Rank by communication intensity: the most intensive active job gets
+    /// `PRIO_MAX`, each less intensive one a level lower; jobs of equal
+    /// intensity share a level; inactive jobs get 0.
+    Dsa,
+}
+
+impl Policy {
+    /// The priorities for these jobs, with per-job observations if any.
+    pub fn priorities(
+        &self,
+        jobs: &[JobProfile; JOBS],
+        observed: Option<&[JobObs; JOBS]>,
+    ) -> Priorities {
+        match self {
+            Policy::Fifo => fifo(),
+            Policy::Static(p) => fixed(p),
+            Policy::Dsa => dsa(jobs, observed),
+        }
+    }
+}
+
+/// [`Policy::Fifo`]: one priority for all.
+pub fn fifo() -> Priorities {
+    Priorities([0; JOBS])
+}
+
+/// [`Policy::Static`]: the given priorities, clamped to the register range.
+pub fn fixed(p: &[u8; JOBS]) -> Priorities {
+    let mut out = [0u8; JOBS];
+    for (o, &v) in out.iter_mut().zip(p) {
+        *o = v.min(PRIO_MAX);
+    }
+    Priorities(out)
+}
+
+/// [`Policy::Dsa`]: dense ranking of the active jobs by intensity, the most
+/// intensive at `PRIO_MAX`. With at most [`JOBS`] jobs there are enough
+/// levels for every distinct intensity (the least of 16 lands on 0).
+pub fn dsa(jobs: &[JobProfile; JOBS], observed: Option<&[JobObs; JOBS]>) -> Priorities {
+    let intensity = |j: usize| Intensity::of(&jobs[j], observed.map(|o| &o[j]));
+    let mut out = [0u8; JOBS];
+    for (j, o) in out.iter_mut().enumerate() {
+        if !jobs[j].active {
+            continue;
+        }
+        let me = intensity(j);
+        // My level: PRIO_MAX minus the number of distinct intensities above
+        // mine among the active jobs (a dense rank, so equal jobs tie).
+        let above = |k: usize| jobs[k].active && intensity(k).cmp_exact(&me) == Ordering::Greater;
+        let distinct = (0..JOBS)
+            .filter(|&k| {
+                above(k)
+                    && !(0..k).any(|m| {
+                        above(m) && intensity(m).cmp_exact(&intensity(k)) == Ordering::Equal
+                    })
+            })
+            .count();
+        let distinct = u8::try_from(distinct).unwrap_or(u8::MAX);
+        *o = PRIO_MAX.saturating_sub(distinct);
+    }
+    Priorities(out)
+}

@@ -1,0 +1,464 @@
+//! Running a scenario: each consumer alone, then everyone together under a
+//! policy, with the control loop observing the pool and acting on it every
+//! window of device time.
+
+use super::pool::{Act, Arbitration, Offers, Pool};
+use super::scenario::{Pattern, Scenario};
+use super::AvmError;
+use crate::spec::SimEngine;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::VecDeque;
+use weft_fw::avm::{self as fw, Policy};
+use weft_model::avm::{self as m, AvmIn, AvmModel, AvmOut};
+use weft_sim::engine::{BoxDut, Engine, EngineOptions, Prepared};
+
+/// Which policy manages the pool.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    /// Unmanaged: first come, first served, no control loop.
+    None,
+    /// The scenario's weights and quotas, fixed (weft-fw `Static`).
+    Static,
+    /// weft-fw `SloGuard` on the victims' SLOs.
+    Slo,
+}
+
+impl std::str::FromStr for PolicyKind {
+    type Err = AvmError;
+    fn from_str(s: &str) -> Result<Self, AvmError> {
+        match s {
+            "none" => Ok(PolicyKind::None),
+            "static" => Ok(PolicyKind::Static),
+            "slo" => Ok(PolicyKind::Slo),
+            o => Err(AvmError::Config(format!(
+                "unknown policy {o:?} (none, static or slo)"
+            ))),
+        }
+    }
+}
+
+/// Makes fresh pools on one simulator.
+pub struct PoolFactory {
+    engine: SimEngine,
+    prepared: Option<Prepared<weft_hdl::avm::Avm>>,
+}
+
+impl PoolFactory {
+    /// Prepare `engine` (builds the Verilated model once, cached on disk).
+    pub fn new(engine: SimEngine, progress: Option<&dyn Fn(&str)>) -> Result<Self, AvmError> {
+        let e = match engine {
+            SimEngine::Model => None,
+            SimEngine::RustHdl => Some(Engine::RustHdl),
+            SimEngine::Verilator => Some(Engine::Verilator),
+        };
+        let prepared = match e {
+            None => None,
+            Some(e) => {
+                let o = EngineOptions {
+                    progress,
+                    ..Default::default()
+                };
+                Some(Prepared::new(
+                    e,
+                    "weft_avm",
+                    weft_hdl::emit::avm,
+                    false,
+                    &o,
+                )?)
+            }
+        };
+        Ok(Self { engine, prepared })
+    }
+
+    /// The simulator's name.
+    pub fn engine(&self) -> &'static str {
+        match self.engine {
+            SimEngine::Model => "model",
+            SimEngine::RustHdl => "rust-hdl",
+            SimEngine::Verilator => "verilator",
+        }
+    }
+
+    /// A fresh pool with consumers `names`.
+    pub fn pool(&self, names: Vec<String>) -> Result<Pool, AvmError> {
+        let dut: BoxDut<AvmIn, AvmOut> = match &self.prepared {
+            None => Box::new(AvmModel::new()),
+            Some(p) => p.instantiate(None)?,
+        };
+        Pool::new(dut, names)
+    }
+}
+
+/// Set a pool up as the scenario says: mode, limits, weights, priorities,
+/// and each consumer's initial pages.
+pub fn configure(pool: &mut Pool, s: &Scenario, mode: Arbitration) -> Result<(), AvmError> {
+    pool.queue_mode(mode);
+    for (c, k) in s.consumers.iter().enumerate() {
+        pool.queue_act(c, Act::Weight(k.weight))?;
+        pool.queue_act(c, Act::Priority(k.priority))?;
+        pool.queue_act(c, Act::Quota(k.quota))?;
+        pool.queue_act(c, Act::Reserve(k.reserve))?;
+    }
+    pool.drain();
+    for (c, k) in s.consumers.iter().enumerate() {
+        for v in 0..k.pages {
+            pool.act(&k.name, Act::Grant(v))
+                .map_err(|e| AvmError::Config(format!("granting consumer {c}'s page {v}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// One consumer's open-loop traffic.
+struct Source {
+    rng: ChaCha8Rng,
+    words: u32,
+    next_seq: u32,
+    backlog: VecDeque<(u64, u32, Option<u32>)>,
+    inflight: VecDeque<u64>,
+}
+
+impl Source {
+    fn new(seed: u64, c: usize, pages: u32) -> Self {
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(seed ^ (0x9e37_79b9 * (c as u64 + 1))),
+            words: pages * m::PAGE_WORDS as u32,
+            next_seq: 0,
+            backlog: VecDeque::new(),
+            inflight: VecDeque::new(),
+        }
+    }
+
+    fn generate(&mut self, t: &super::scenario::Traffic, cycle: u64) {
+        let p = (t.rate / t.burst as f64).clamp(0.0, 1.0);
+        if !self.rng.gen_bool(p) {
+            return;
+        }
+        for _ in 0..t.burst {
+            let addr = match t.pattern {
+                Pattern::Uniform => self.rng.gen_range(0..self.words),
+                Pattern::Sequential => {
+                    self.next_seq = (self.next_seq + 1) % self.words;
+                    self.next_seq
+                }
+                Pattern::Hotspot if self.rng.gen_bool(0.9) => self.rng.gen_range(0..8),
+                Pattern::Hotspot => self.rng.gen_range(0..self.words),
+            };
+            let data = self.rng.gen_bool(t.write).then(|| self.rng.gen());
+            self.backlog.push_back((cycle, addr, data));
+        }
+    }
+}
+
+/// What one run measured for one consumer.
+#[derive(Clone, Debug, Default)]
+struct Measured {
+    latencies: Vec<u64>,
+    responses: u64,
+    faults: u64,
+    requests: u64,
+}
+
+struct RunResult {
+    per: Vec<Measured>,
+    actions: usize,
+    cycles_per_second: f64,
+}
+
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn slo_guard(s: &Scenario) -> fw::SloGuard {
+    let mut cfg = fw::SloConfig {
+        victims: 0,
+        slo_p99: [0; fw::MAX_CONSUMERS],
+        base_weights: [1; fw::MAX_CONSUMERS],
+        step: 2,
+        over_per_mille: 100,
+        under_per_mille: 400,
+        calm_windows: 4,
+        min_samples: 5,
+        limits: limits(s),
+    };
+    for (c, k) in s.consumers.iter().enumerate() {
+        if let Some(slo) = k.slo_p99 {
+            cfg.victims |= 1 << c;
+            cfg.slo_p99[c] = slo;
+        }
+        cfg.base_weights[c] = k.weight;
+    }
+    fw::SloGuard::new(cfg)
+}
+
+fn limits(s: &Scenario) -> fw::Limits {
+    let mut l = fw::Limits {
+        weight_min: 1,
+        weight_max: 64,
+        priority_max: 3,
+        reserve: [0; fw::MAX_CONSUMERS],
+        quota_max: [0; fw::MAX_CONSUMERS],
+    };
+    for (c, k) in s.consumers.iter().enumerate() {
+        l.reserve[c] = k.reserve;
+        l.quota_max[c] = k.quota;
+    }
+    l
+}
+
+fn run_once(
+    f: &PoolFactory,
+    s: &Scenario,
+    active: &[bool],
+    policy: PolicyKind,
+    cycles: u64,
+) -> Result<RunResult, AvmError> {
+    let names = s.consumers.iter().map(|c| c.name.clone()).collect();
+    let mut pool = f.pool(names)?;
+    let mode = match policy {
+        PolicyKind::None => Arbitration::FirstCome,
+        _ => Arbitration::Managed,
+    };
+    configure(&mut pool, s, mode)?;
+    let policy: Option<Box<dyn Policy>> = match policy {
+        PolicyKind::None => None,
+        PolicyKind::Static => {
+            let mut w = [1; fw::MAX_CONSUMERS];
+            let mut q = [0; fw::MAX_CONSUMERS];
+            for (c, k) in s.consumers.iter().enumerate() {
+                w[c] = k.weight;
+                q[c] = k.quota;
+            }
+            Some(Box::new(fw::Static::new(w, q, limits(s))))
+        }
+        PolicyKind::Slo => Some(Box::new(slo_guard(s))),
+    };
+    Ok(drive(&mut pool, s, active, policy, cycles))
+}
+
+/// Run the scenario's traffic (every consumer) on a configured pool for
+/// `cycles` cycles, unmanaged (no control loop).
+pub fn run_traffic(pool: &mut Pool, s: &Scenario, cycles: u64) {
+    let active = vec![true; s.consumers.len()];
+    let _ = drive(pool, s, &active, None, cycles);
+}
+
+fn drive(
+    pool: &mut Pool,
+    s: &Scenario,
+    active: &[bool],
+    mut policy: Option<Box<dyn Policy>>,
+    cycles: u64,
+) -> RunResult {
+    let n = s.consumers.len();
+    let mut src: Vec<Source> = s
+        .consumers
+        .iter()
+        .enumerate()
+        .map(|(c, k)| Source::new(s.seed, c, k.pages))
+        .collect();
+    let mut per = vec![Measured::default(); n];
+    let mut next_window = s.window;
+    let mut observing = false;
+    let mut actions = 0;
+    let t0 = std::time::Instant::now();
+    for t in 0..cycles {
+        for c in 0..n {
+            if active[c] {
+                src[c].generate(&s.consumers[c].traffic, t);
+            }
+        }
+        let mut offers: Offers = [None; m::CONSUMERS];
+        for c in 0..n {
+            if let Some(&(_, addr, data)) = src[c].backlog.front() {
+                offers[c] = Some((addr, data));
+            }
+        }
+        if policy.is_some() && !observing && t >= next_window && pool.idle() {
+            pool.queue_observe();
+            observing = true;
+            next_window += s.window;
+        }
+        let o = pool.tick(&offers);
+        for c in 0..n {
+            if o.req_ready & offers[c].map_or(0, |_| 1 << c) != 0 {
+                let (gen, _, _) = src[c].backlog.pop_front().expect("offered");
+                src[c].inflight.push_back(gen);
+                per[c].requests += 1;
+            }
+        }
+        if o.resp_valid {
+            let c = o.resp_consumer as usize;
+            if let Some(gen) = src.get_mut(c).and_then(|s| s.inflight.pop_front()) {
+                if t >= s.warmup {
+                    per[c].responses += 1;
+                    per[c].faults += u64::from(o.resp_fault);
+                }
+                if gen >= s.warmup {
+                    per[c].latencies.push(t - gen);
+                }
+            }
+        }
+        if let Some(snap) = pool.take_snapshot() {
+            observing = false;
+            if let Some(p) = policy.as_mut() {
+                for a in p.decide(&snap.observation()).iter() {
+                    // The policies act inside the limits the scenario
+                    // gives them, so a refused action is a policy bug:
+                    // skip it rather than stop the run.
+                    if pool.queue_policy_action(a).is_ok() {
+                        actions += 1;
+                    }
+                }
+            }
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64().max(1e-9);
+    for p in &mut per {
+        p.latencies.sort_unstable();
+    }
+    RunResult {
+        per,
+        actions,
+        cycles_per_second: cycles as f64 / secs,
+    }
+}
+
+/// How to run a scenario.
+pub struct ScenarioOptions {
+    /// Policy for the run with everyone.
+    pub policy: PolicyKind,
+    /// Cycles per run (the scenario's unless given).
+    pub cycles: Option<u64>,
+}
+
+/// Latency and throughput of one consumer in one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figures {
+    /// Requests taken by the pool.
+    pub requests: u64,
+    /// Responses in the measurement interval.
+    pub responses: u64,
+    /// Median latency, cycles from the request's arrival to its response.
+    pub p50: u64,
+    /// 99th percentile latency.
+    pub p99: u64,
+    /// 99.9th percentile latency.
+    pub p999: u64,
+    /// Responses per cycle in the measurement interval.
+    pub throughput: f64,
+    /// Faults.
+    pub faults: u64,
+}
+
+/// One consumer's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsumerReport {
+    /// Name.
+    pub name: String,
+    /// `victim` or `aggressor`.
+    pub role: &'static str,
+    /// The SLO (victims).
+    pub slo_p99: Option<u64>,
+    /// With everyone, under the policy.
+    pub together: Figures,
+    /// Alone (unmanaged).
+    pub alone: Figures,
+    /// Victims: p99 together / p99 alone.
+    pub p99_inflation: Option<f64>,
+    /// Aggressors: throughput together / alone.
+    pub throughput_retained: Option<f64>,
+}
+
+/// A scenario's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioReport {
+    /// Simulator.
+    pub engine: String,
+    /// Policy of the run with everyone.
+    pub policy: PolicyKind,
+    /// Cycles per run.
+    pub cycles: u64,
+    /// Cycles before measurement.
+    pub warmup: u64,
+    /// Control-loop period.
+    pub window: u64,
+    /// Policy actions applied in the run with everyone.
+    pub actions: usize,
+    /// Simulated cycles per second of the run with everyone (wall time,
+    /// for information).
+    pub cycles_per_second: f64,
+    /// Per consumer.
+    pub consumers: Vec<ConsumerReport>,
+}
+
+fn figures(m: &Measured, cycles: u64, warmup: u64) -> Figures {
+    Figures {
+        requests: m.requests,
+        responses: m.responses,
+        p50: quantile(&m.latencies, 0.5),
+        p99: quantile(&m.latencies, 0.99),
+        p999: quantile(&m.latencies, 0.999),
+        throughput: m.responses as f64 / (cycles - warmup).max(1) as f64,
+        faults: m.faults,
+    }
+}
+
+/// Run `s`: every consumer alone, unmanaged, then everyone under the policy.
+pub fn run_scenario(
+    f: &PoolFactory,
+    s: &Scenario,
+    o: &ScenarioOptions,
+) -> Result<ScenarioReport, AvmError> {
+    let cycles = o.cycles.unwrap_or(s.cycles);
+    if cycles <= s.warmup {
+        return Err(AvmError::Config(format!(
+            "--cycles {cycles} must exceed the scenario's warmup ({})",
+            s.warmup
+        )));
+    }
+    let n = s.consumers.len();
+    let mut alone = vec![];
+    for c in 0..n {
+        let active: Vec<bool> = (0..n).map(|k| k == c).collect();
+        let r = run_once(f, s, &active, PolicyKind::None, cycles)?;
+        alone.push(figures(&r.per[c], cycles, s.warmup));
+    }
+    let all = run_once(f, s, &vec![true; n], o.policy, cycles)?;
+    let consumers = s
+        .consumers
+        .iter()
+        .enumerate()
+        .map(|(c, k)| {
+            let together = figures(&all.per[c], cycles, s.warmup);
+            let victim = k.slo_p99.is_some();
+            ConsumerReport {
+                name: k.name.clone(),
+                role: if victim { "victim" } else { "aggressor" },
+                slo_p99: k.slo_p99,
+                p99_inflation: victim.then(|| together.p99 as f64 / alone[c].p99.max(1) as f64),
+                throughput_retained: (!victim)
+                    .then(|| together.throughput / alone[c].throughput.max(f64::MIN_POSITIVE)),
+                together,
+                alone: alone[c].clone(),
+            }
+        })
+        .collect();
+    Ok(ScenarioReport {
+        engine: f.engine().into(),
+        policy: o.policy,
+        cycles,
+        warmup: s.warmup,
+        window: s.window,
+        actions: all.actions,
+        cycles_per_second: all.cycles_per_second,
+        consumers,
+    })
+}

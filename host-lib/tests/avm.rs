@@ -1,0 +1,179 @@
+//! The AVM host side: the contention preset reproduces the NicOS effect
+//! without management and the SLO policy removes it (on the reference
+//! model, which the RTL equals cycle for cycle — sim/tests/avm.rs), scenario
+//! files are checked field by field, actions are range-checked, and the
+//! command line reports and refuses clearly.
+
+mod common;
+
+use common::weft;
+use weft::avm::{self, Act, AvmError, PolicyKind, PoolFactory, ScenarioOptions};
+use weft::spec::SimEngine;
+
+fn model() -> PoolFactory {
+    PoolFactory::new(SimEngine::Model, None).unwrap()
+}
+
+#[test]
+fn contention_inflates_the_victims_tail_and_the_slo_policy_flattens_it() {
+    let s = avm::preset("contention").unwrap();
+    let run = |policy| {
+        avm::run_scenario(
+            &model(),
+            &s,
+            &ScenarioOptions {
+                policy,
+                cycles: Some(24_000),
+            },
+        )
+        .unwrap()
+    };
+    let none = run(PolicyKind::None);
+    let victim = &none.consumers[0];
+    assert_eq!(victim.role, "victim");
+    let inflation = victim.p99_inflation.unwrap();
+    assert!(inflation >= 2.0, "unmanaged p99 inflation {inflation}");
+    assert_eq!(none.actions, 0);
+
+    let slo = run(PolicyKind::Slo);
+    let inflation = slo.consumers[0].p99_inflation.unwrap();
+    assert!(inflation <= 1.1, "managed p99 inflation {inflation}");
+    assert!(slo.actions > 0);
+    for a in &slo.consumers[1..] {
+        let kept = a.throughput_retained.unwrap();
+        assert!(kept >= 0.8, "{} kept {kept}", a.name);
+        assert_eq!(a.together.faults, 0);
+    }
+}
+
+#[test]
+fn scenario_errors_name_the_field() {
+    let base = avm::scenario::CONTENTION;
+    let cases = [
+        (
+            base.replacen("reserve = 1", "reserve = 9", 1),
+            "consumer[1] (dma).reserve",
+        ),
+        (
+            base.replacen("rate = 0.28", "rate = 2.0", 1),
+            "traffic.rate",
+        ),
+        (base.replacen("pages = 4", "pages = 0", 1), "(dma).pages"),
+        (base.replacen("burst = 8", "burst = 0", 1), "traffic.burst"),
+        (
+            base.replacen("warmup = 8000", "warmup = 90000", 1),
+            "warmup",
+        ),
+        (base.replacen("slo_p99 = 6", "", 1), "no victim"),
+        (
+            base.replacen("quota = 2", "quota = 2\ncolour = 1", 1),
+            "colour",
+        ),
+        (
+            base.replacen("name = \"crypto\"", "name = \"dma\"", 1),
+            "name",
+        ),
+    ];
+    for (text, field) in cases {
+        let e = avm::parse(&text).unwrap_err().to_string();
+        assert!(e.contains(field), "{field}: {e}");
+    }
+    assert!(avm::preset("nope").is_err());
+}
+
+#[test]
+fn actions_are_checked_and_commands_report_refusals() {
+    let s = avm::preset("contention").unwrap();
+    let f = model();
+    let mut pool = f
+        .pool(s.consumers.iter().map(|c| c.name.clone()).collect())
+        .unwrap();
+    avm::configure(&mut pool, &s, avm::Arbitration::FirstCome).unwrap();
+    assert!(matches!(
+        pool.act("nobody", Act::Weight(2)),
+        Err(AvmError::UnknownConsumer { .. })
+    ));
+    assert!(matches!(
+        pool.act("dma", Act::Weight(300)),
+        Err(AvmError::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        pool.act("dma", Act::Reserve(7)),
+        Err(AvmError::Limits { .. })
+    ));
+    // The victim holds its quota (2 of 2): a third page is refused.
+    let e = pool.act("victim", Act::Grant(5)).unwrap_err().to_string();
+    assert!(e.contains("quota"), "{e}");
+    // dma holds 4 pages with reservation 1: reclaiming 9 takes 3.
+    let o = pool.act("dma", Act::Reclaim(9)).unwrap();
+    assert_eq!(o.taken, Some(3));
+    let snap = pool.observe();
+    let pages: Vec<u32> = snap.consumers.iter().map(|c| c.pages).collect();
+    assert_eq!(pages, [2, 1, 3, 3]);
+    avm::run_traffic(&mut pool, &s, 3000);
+    let snap = pool.observe();
+    let dma = &snap.consumers[1];
+    // dma's sequential sweep covers 4 pages and now owns 1: the rest fault.
+    assert!(dma.faults > 0 && dma.faults < dma.requests, "{dma:?}");
+    assert_eq!(dma.hist.iter().sum::<u64>(), dma.grants);
+}
+
+#[test]
+fn cli_scenario_json_observe_and_refusals() {
+    let (ok, out, err) = weft(&[
+        "avm",
+        "scenario",
+        "--preset",
+        "contention",
+        "--policy",
+        "none",
+        "--device",
+        "sim:model",
+        "--cycles",
+        "12000",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["policy"], "none");
+    assert!(v["consumers"][0]["p99_inflation"].as_f64().unwrap() > 1.0);
+    assert!(v["consumers"][1]["throughput_retained"].is_number());
+
+    let (ok, out, err) = weft(&[
+        "avm",
+        "observe",
+        "--device",
+        "sim:model",
+        "--cycles",
+        "2000",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("victim") && out.contains("lookup"), "{out}");
+
+    let (ok, _, err) = weft(&[
+        "avm",
+        "act",
+        "--consumer",
+        "dma",
+        "--weight",
+        "300",
+        "--device",
+        "sim:model",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("weight 300 is out of range"), "{err}");
+
+    let (ok, _, err) = weft(&["avm", "observe", "--device", "vfio:0000:3b:00.0"]);
+    assert!(!ok);
+    assert!(err.contains("not on the card's register chain"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.toml");
+    std::fs::write(&f, "cycles = 100\n").unwrap();
+    let (ok, _, err) = weft(&["avm", "scenario", "--file", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad.toml") && err.contains("consumer"),
+        "{err}"
+    );
+}
