@@ -303,7 +303,6 @@ impl Default for Avm {
 impl Avm {
     /// The pool, every register at its reset value.
     pub fn new() -> Self {
-        
         Self {
             clock: Default::default(),
             req_valid: Default::default(),
@@ -626,8 +625,7 @@ impl Logic for Avm {
         self.rp_g[0].next = self.zero2.val();
         self.rp_d[0].next = self.zero2.val();
         for c in 0..CONSUMERS {
-            self.cand[c].next =
-                self.elig[c].val() & (self.prio[c].q.val() == self.mp[4].val());
+            self.cand[c].next = self.elig[c].val() & (self.prio[c].q.val() == self.mp[4].val());
             self.dist[c].next = self.idx2[c].val() - self.rr.q.val() - self.one2.val();
             if self.rr.q.val().index() == c {
                 self.cand_rr.next = self.cand[c].val();
@@ -769,8 +767,7 @@ impl Logic for Avm {
                     & (self.s2_c.q.val().index() == c)
                     & (self.bk.val().index() == b)
                 {
-                    self.hist[c * 16 + b].d.next =
-                        self.hist[c * 16 + b].q.val() + self.one32.val();
+                    self.hist[c * 16 + b].d.next = self.hist[c * 16 + b].q.val() + self.one32.val();
                 }
             }
         }

@@ -158,11 +158,26 @@ use weft_model::avm::{AvmIn, AvmOut};
 crate::hdl_ports!(
     weft_hdl::avm::Avm,
     AvmIn {
-        req_valid, req_write, req_addr, req_wdata, eng_raddr, eng_re, eng_waddr, eng_wdata,
-        eng_wstrb, eng_we,
+        req_valid,
+        req_write,
+        req_addr,
+        req_wdata,
+        eng_raddr,
+        eng_re,
+        eng_waddr,
+        eng_wdata,
+        eng_wstrb,
+        eng_we,
     },
     AvmOut {
-        req_ready, resp_valid, resp_consumer, resp_fault, resp_data, reclaim_valid,
-        reclaim_consumer, reclaim_vpage, eng_rdata,
+        req_ready,
+        resp_valid,
+        resp_consumer,
+        resp_fault,
+        resp_data,
+        reclaim_valid,
+        reclaim_consumer,
+        reclaim_vpage,
+        eng_rdata,
     }
 );

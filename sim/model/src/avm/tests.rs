@@ -78,10 +78,17 @@ fn a_sweep_of_unowned_addresses_faults_and_touches_nothing() {
     };
     let r = go(script, traffic, 2);
     check_run(&r, Some([4, 1, 0, 0])).unwrap();
-    let faults = r.responses.iter().filter(|s| s.consumer == 1 && s.fault).count();
+    let faults = r
+        .responses
+        .iter()
+        .filter(|s| s.consumer == 1 && s.fault)
+        .count();
     let all = r.responses.iter().filter(|s| s.consumer == 1).count();
     assert!(all > 1000 && faults == all, "{faults} of {all}");
-    assert!(r.responses.iter().any(|s| s.consumer == 0 && !s.write && s.data != 0));
+    assert!(r
+        .responses
+        .iter()
+        .any(|s| s.consumer == 0 && !s.write && s.data != 0));
 }
 
 fn share(managed: bool, weights: [u32; CONSUMERS], prios: [u32; CONSUMERS]) -> AvmRun {
