@@ -50,17 +50,36 @@ impl Logic for SyncBit {
 
 /// Two flip-flops of `clock` over a `P`-bit Gray-coded count from another
 /// domain. Safe only for values that change at most one bit per source
-/// edge.
-#[derive(LogicBlock, Default)]
+/// edge; `clear` (destination domain) zeroes both flops, so whatever they
+/// caught while the source made a larger jump (a reset) is thrown away.
+#[derive(LogicBlock)]
 pub struct SyncGray<const P: usize> {
     /// The destination clock.
     pub clock: Signal<In, Clock>,
     /// The Gray count, straight from a source-domain register.
     pub sig_in: Signal<In, Bits<P>>,
+    /// Zero both flops at the next edge instead of sampling.
+    pub clear: Signal<In, Bit>,
     /// The count, two destination edges late.
     pub sig_out: Signal<Out, Bits<P>>,
     meta: DFF<Bits<P>>,
     stable: DFF<Bits<P>>,
+    // Typed: a bare 0 is emitted 32 bits wide (RTL-FLOW-NOTES.md).
+    zero: Constant<Bits<P>>,
+}
+
+impl<const P: usize> Default for SyncGray<P> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            sig_in: Default::default(),
+            clear: Default::default(),
+            sig_out: Default::default(),
+            meta: Default::default(),
+            stable: Default::default(),
+            zero: Constant::new(0u64.into()),
+        }
+    }
 }
 
 impl<const P: usize> Logic for SyncGray<P> {
@@ -69,6 +88,10 @@ impl<const P: usize> Logic for SyncGray<P> {
         dff_setup!(self, clock, meta, stable);
         self.meta.d.next = self.sig_in.val();
         self.stable.d.next = self.meta.q.val();
+        if self.clear.val() {
+            self.meta.d.next = self.zero.val();
+            self.stable.d.next = self.zero.val();
+        }
         self.sig_out.next = self.stable.q.val();
     }
 }
@@ -90,8 +113,11 @@ impl<const P: usize> Logic for SyncGray<P> {
 /// `reset` (write domain) clears both sides through a four-phase handshake
 /// (request to the read side, acknowledgement back), `full` held high until
 /// it completes and `empty` while the read side resets; see
-/// `weft_model::cdc::fifo` for the exact sequence. The storage is not
-/// cleared.
+/// `weft_model::cdc::fifo` for the exact sequence. Each side's pointer jumps
+/// to zero only while the *other* side ignores it (the write pointer once
+/// the read side, holding its copy cleared, has acknowledged; the read
+/// pointer while the write side is busy), so a multi-bit jump is never
+/// sampled as a count. The storage is not cleared.
 #[derive(LogicBlock)]
 pub struct AsyncFifo<D: Synth, const N: usize, const P: usize> {
     /// Write clock.
@@ -220,10 +246,16 @@ impl<D: Synth, const N: usize, const P: usize> Logic for AsyncFifo<D, N, P> {
         }
         self.rgray_sync.clock.next = self.wr_clock.val();
         self.rgray_sync.sig_in.next = self.rgray.q.val();
+        // The read pointer jumps only while the write side is busy (full),
+        // which outlasts the synchroniser: nothing to throw away here.
+        self.rgray_sync.clear.next = false;
         self.ack_sync.clock.next = self.wr_clock.val();
         self.ack_sync.sig_in.next = self.rd_rst.q.val();
         self.wgray_sync.clock.next = self.rd_clock.val();
         self.wgray_sync.sig_in.next = self.wgray.q.val();
+        // The write pointer jumps to zero while the read side is in reset:
+        // drop whatever the synchroniser catches of it.
+        self.wgray_sync.clear.next = self.req_sync.sig_out.val();
         self.req_sync.clock.next = self.rd_clock.val();
         self.req_sync.sig_in.next = self.req.q.val();
 
@@ -245,6 +277,9 @@ impl<D: Synth, const N: usize, const P: usize> Logic for AsyncFifo<D, N, P> {
             self.wgray.d.next = self.wnext.val() ^ (self.wnext.val() >> 1);
         }
         if self.req.q.val() & self.ack_sync.sig_out.val() {
+            // The read side is in reset and ignores this pointer: clear it.
+            self.wbin.d.next = self.zero.val();
+            self.wgray.d.next = self.zero.val();
             self.req.d.next = false;
             self.waiting.d.next = true;
         }
@@ -252,8 +287,6 @@ impl<D: Synth, const N: usize, const P: usize> Logic for AsyncFifo<D, N, P> {
             self.waiting.d.next = false;
         }
         if !self.busy.val() & self.reset.val() {
-            self.wbin.d.next = self.zero.val();
-            self.wgray.d.next = self.zero.val();
             self.req.d.next = true;
         }
 

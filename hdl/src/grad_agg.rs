@@ -235,7 +235,7 @@ pub struct GradAgg<
     mwk: Signal<Local, Bits<6>>,
     mcnt: Signal<Local, Bits<6>>,
     cnt1: Signal<Local, Bits<6>>,
-    bit: Signal<Local, Bits<32>>,
+    wbit: Signal<Local, Bits<32>>,
     hit: Signal<Local, Bits<32>>,
     same: Signal<Local, Bit>,
     dec: Signal<Local, Bit>,
@@ -456,7 +456,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             mwk: Default::default(),
             mcnt: Default::default(),
             cnt1: Default::default(),
-            bit: Default::default(),
+            wbit: Default::default(),
             hit: Default::default(),
             same: Default::default(),
             dec: Default::default(),
@@ -638,8 +638,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.mwk.next = self.m_ctl.read_data.val().get_bits::<6>(6);
         self.mcnt.next = self.m_ctl.read_data.val().get_bits::<6>(0);
         self.cnt1.next = self.mcnt.val() + self.one6.val();
-        self.bit.next = self.one32.val() << self.d_worker.q.val();
-        self.hit.next = self.m_bmp.read_data.val() & self.bit.val();
+        self.wbit.next = self.one32.val() << self.d_worker.q.val();
+        self.hit.next = self.m_bmp.read_data.val() & self.wbit.val();
         self.dec.next = self.d_step.q.val() & self.d_ok.q.val() & !self.d_flush.q.val();
         self.same.next = self.mv.val()
             & (self.mjob.val() == self.d_job.q.val())
@@ -696,13 +696,13 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.o_cnt.next = self.cnt1.val();
         self.o_wk.next = self.mwk.val();
         self.o_chunk.next = self.d_chunk.q.val();
-        self.o_bmp.next = self.m_bmp.read_data.val() | self.bit.val();
+        self.o_bmp.next = self.m_bmp.read_data.val() | self.wbit.val();
         self.o_w0.next = self.w0_result.val();
         self.hdr_kind.next = self.kind_result.val();
         if self.single.val() {
             self.o_cnt.next = self.one6.val();
             self.o_wk.next = self.one6.val();
-            self.o_bmp.next = self.bit.val();
+            self.o_bmp.next = self.wbit.val();
         }
         if self.preempt.val() | self.fl_evict.val() {
             self.o_job.next = self.mjob.val();
@@ -748,7 +748,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             | (self.w_wk17.wide.val() << self.sh6.val())
             | self.w_cnt17.wide.val();
         self.m_chunk.write_data.next = self.d_chunk.q.val();
-        self.m_bmp.write_data.next = self.bit.val();
+        self.m_bmp.write_data.next = self.wbit.val();
         if self.add.val() {
             self.m_bmp.write_data.next = self.o_bmp.val();
         }

@@ -90,8 +90,9 @@ where
 }
 
 /// Check that witnesses `a` and `b` (indices into `witnesses`) agree on
-/// every step; on disagreement, a report naming the step, the clocks that
-/// rise in it and the ports that differ.
+/// every step; on disagreement, a report naming the step, (for a
+/// multi-clock block) the clocks that rose at the edge instant before it,
+/// and the ports that differ.
 pub fn check_pair<I, O, D>(
     witnesses: &[Factory<'_, I, O>],
     runs: &[Finished<D>],

@@ -30,8 +30,9 @@ pub trait Dut {
     /// Which witness this is ("model", "rust-hdl", "verilator"), for reports.
     fn witness(&self) -> &str;
     /// The clocks this DUT steps and when each rises. Witnesses compared
-    /// step by step must report the same schedule. The default is one clock
-    /// named `clock` rising every step.
+    /// step by step must report the same schedule, so the model of a block
+    /// with other clocks than one named `clock` overrides this default (one
+    /// clock named `clock` rising every step).
     fn schedule(&self) -> Schedule {
         Schedule::single("clock")
     }

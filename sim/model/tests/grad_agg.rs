@@ -163,3 +163,23 @@ fn back_pressure_holds_the_input_and_loses_nothing() {
     assert_eq!(d.outcome, predict(SMALL, &w.steps));
     check(&w, &d.outcome.packets).unwrap();
 }
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), lanes in 1usize..20, beats in 0usize..6) {
+        use weft_model::grad_agg::host::HostMerge;
+        use weft_model::grad_agg::packet::{decode, validate, Geometry};
+        use weft_model::grad_agg::GradModel;
+        let geo = Geometry { lanes, value_beats: beats };
+        let _ = decode(geo, &bytes);
+        let _ = validate(geo, &bytes, bytes.len());
+        let _ = HostMerge::new(geo).accept(&bytes);
+        let mut m = GradModel::new(SMALL);
+        prop_assert!(m.packet(&bytes).is_none() || bytes.len() == SMALL.geometry().packet_bytes());
+        // A well-framed packet with arbitrary contents, through the host.
+        let mut framed = bytes.clone();
+        framed.resize(SMALL.geometry().packet_bytes(), 0);
+        let _ = HostMerge::new(SMALL.geometry()).accept(&framed);
+        let _ = m.packet(&framed);
+    }
+}

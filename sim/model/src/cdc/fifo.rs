@@ -24,16 +24,19 @@
 //!   edge strictly after `w`; a pop frees its entry for the writer after the
 //!   second write edge strictly after it.
 //! - **Reset** (`reset`, in the write domain). At a write edge with `reset`
-//!   high and no reset in progress, the write count is cleared (a push in
-//!   the same step is dropped) and a request is raised; it crosses to the
-//!   read side through two read flops, where it clears the read count and
-//!   holds `empty` high; the read side's acknowledgement (one more read
-//!   flop) crosses back through two write flops; the writer then drops the
-//!   request and waits for the acknowledgement to fall before it accepts
-//!   pushes again (`full` is high throughout). A `reset` during a reset in
-//!   progress changes nothing (nothing has been pushed since). The reader
-//!   may still pop entries older than the reset in the two read edges before
-//!   the request reaches it; the storage itself is never cleared.
+//!   high and no reset in progress, a request is raised (a push in the same
+//!   step is dropped; `full` is high from then until the reset completes).
+//!   The request crosses to the read side through two read flops; while it
+//!   is seen there the read count is cleared, `empty` is held high and the
+//!   reader's copy of the write count is held at zero. The read side's
+//!   acknowledgement (one more read flop) crosses back through two write
+//!   flops; at the write edge that sees it the write count is cleared and
+//!   the request dropped; when the acknowledgement has fallen again the
+//!   writer accepts pushes. So each count jumps to zero only while the other
+//!   side ignores it, and in hardware a multi-bit jump is never sampled as a
+//!   count. A `reset` during a reset in progress changes nothing (nothing
+//!   has been pushed since). The reader may still pop entries older than
+//!   the reset until the request reaches it; the storage is never cleared.
 //!
 //! Power-on state: everything zero, empty, no reset in progress.
 
@@ -189,13 +192,13 @@ impl FifoCore {
         let wrap = 2 * self.depth;
         if let Some(w) = w {
             if !before.busy() && w.reset {
-                self.wcount = 0;
                 self.req = true;
             } else if w.push && !before.full() {
                 self.mem[(before.wcount % self.depth) as usize] = w.data & self.mask;
                 self.wcount = (before.wcount + 1) % wrap;
             }
             if before.req && before.ack_seen[1] {
+                self.wcount = 0;
                 self.req = false;
                 self.waiting = true;
             }
@@ -206,7 +209,11 @@ impl FifoCore {
             self.ack_seen = [before.in_reset, before.ack_seen[0]];
         }
         if let Some(r) = r {
-            self.wcount_seen = [before.wcount, before.wcount_seen[0]];
+            self.wcount_seen = if before.req_seen[1] {
+                [0, 0]
+            } else {
+                [before.wcount, before.wcount_seen[0]]
+            };
             self.req_seen = [before.req, before.req_seen[0]];
             self.in_reset = before.req_seen[1];
             if before.req_seen[1] {

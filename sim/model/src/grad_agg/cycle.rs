@@ -61,7 +61,8 @@ pub struct GradCycle<P: GradPorts> {
     cur_base: usize,
     d_step: bool,
     d_flush: bool,
-    d_ok: bool,
+    /// The header checks' result (the RTL keeps only whether it is `Ok`).
+    d_ok: Result<(), Malformed>,
     d_hdr: Header,
     d_beat: Vec<u32>,
     meta_rd: Meta,
@@ -111,7 +112,7 @@ impl<P: GradPorts> GradCycle<P> {
             cur_base: 0,
             d_step: false,
             d_flush: false,
-            d_ok: false,
+            d_ok: Ok(()),
             d_hdr: Header::default(),
             d_beat: vec![0; l],
             meta_rd: Meta::default(),
@@ -170,12 +171,12 @@ impl<P: GradPorts> GradCycle<P> {
     }
 }
 
-fn check(cfg: &Config, lanes: &[u32], size: u16) -> bool {
+fn check(cfg: &Config, lanes: &[u32], size: u16) -> Result<Header, Malformed> {
     let mut bytes = [0u8; HEADER_BYTES];
     for (d, w) in bytes.chunks_exact_mut(4).zip(lanes) {
         d.copy_from_slice(&w.to_le_bytes());
     }
-    super::packet::validate(cfg.geometry(), &bytes, size as usize).is_ok()
+    super::packet::validate(cfg.geometry(), &bytes, size as usize)
 }
 
 impl<P: GradPorts> Dut for GradCycle<P> {
@@ -240,16 +241,16 @@ impl<P: GradPorts> Dut for GradCycle<P> {
         if self.d_step {
             let d = if self.d_flush {
                 flush_slot(&cfg, &self.meta_rd)
-            } else if self.d_ok {
-                decide(&cfg, &self.meta_rd, &self.d_hdr, &self.regs.prio)
-            } else {
+            } else if let Err(why) = self.d_ok {
                 Decision {
                     // Counted at the header step already.
-                    verdict: Verdict::Malformed(Malformed::Size),
+                    verdict: Verdict::Malformed(why),
                     meta: None,
                     out: None,
                     mode: Mode::default(),
                 }
+            } else {
+                decide(&cfg, &self.meta_rd, &self.d_hdr, &self.regs.prio)
             };
             incs.extend_from_slice(decision_counters(d.verdict));
             if let Some(m) = d.meta {
@@ -284,7 +285,7 @@ impl<P: GradPorts> Dut for GradCycle<P> {
         // Header step.
         self.d_step = hfire || fh;
         if hfire {
-            let ok = check(&cfg, &lanes, i.s_tuser_size);
+            let ok = check(&cfg, &lanes, i.s_tuser_size).map(|_| ());
             self.d_flush = false;
             self.d_ok = ok;
             self.d_hdr = h_in;
@@ -293,7 +294,7 @@ impl<P: GradPorts> Dut for GradCycle<P> {
             self.cur_base = slot_in * vb;
             self.k = 0;
             incs.push(super::model::counter::PKTS);
-            if !ok {
+            if ok.is_err() {
                 incs.push(super::model::counter::MALFORMED);
             }
         }
