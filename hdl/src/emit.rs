@@ -111,6 +111,20 @@ pub fn grad_agg<
     uut
 }
 
+/// A connected deframer.
+pub fn deframe() -> crate::steer::Deframe {
+    let mut uut = crate::steer::Deframe::new();
+    uut.connect_all();
+    uut
+}
+
+/// A connected four-way packet merge.
+pub fn pkt_mux4() -> crate::steer::PktMux4 {
+    let mut uut = crate::steer::PktMux4::new();
+    uut.connect_all();
+    uut
+}
+
 /// A connected AVM pool.
 pub fn avm() -> crate::avm::Avm {
     let mut uut = crate::avm::Avm::new();
@@ -171,6 +185,14 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "grad_agg",
             verilog: verilog_of(&grad_agg::<16, 512, 8, 4, 10>(), &module_name("grad_agg")),
+        },
+        Emitted {
+            name: "deframe",
+            verilog: verilog_of(&deframe(), &module_name("deframe")),
+        },
+        Emitted {
+            name: "pkt_mux4",
+            verilog: verilog_of(&pkt_mux4(), &module_name("pkt_mux4")),
         },
         Emitted {
             name: "avm",

@@ -16,6 +16,7 @@ pub mod emit;
 pub mod grad_agg;
 pub mod kv_agg;
 pub mod lint;
+pub mod steer;
 pub mod memops;
 
 pub use build_info::this_build;

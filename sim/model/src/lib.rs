@@ -21,6 +21,7 @@ pub mod grad_agg;
 pub mod kv_agg;
 pub mod memops;
 pub mod ports;
+pub mod steer;
 
 pub use clocks::Schedule;
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};

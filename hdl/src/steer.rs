@@ -1,0 +1,529 @@
+//! Stream steering for the top: [`Deframe`] sends UDP frames for the
+//! engines (by destination port) to them without their Ethernet, IPv4 and
+//! UDP headers and passes every other frame through unchanged; [`PktMux4`]
+//! merges four packet streams, a whole packet at a time, round-robin.
+//! Their specifications are `weft_model::steer::{DeframeModel, PktMuxModel}`.
+
+use crate::common::{konst, Widen};
+use rust_hdl::prelude::*;
+
+/// UDP destination port of key-value aggregation packets.
+pub const KV_PORT: u64 = 0x5746;
+/// UDP destination port of gradient aggregation packets.
+pub const GRAD_PORT: u64 = 0x5747;
+
+/// The deframer (512-bit AXI4-Stream).
+#[derive(LogicBlock)]
+pub struct Deframe {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Frame data.
+    pub s_tdata: Signal<In, Bits<512>>,
+    /// Byte enables.
+    pub s_tkeep: Signal<In, Bits<64>>,
+    /// Last beat.
+    pub s_tlast: Signal<In, Bit>,
+    /// Valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// Frame bytes.
+    pub s_tuser_size: Signal<In, Bits<16>>,
+    /// Ready.
+    pub s_tready: Signal<Out, Bit>,
+    /// Output data.
+    pub m_tdata: Signal<Out, Bits<512>>,
+    /// Output byte enables.
+    pub m_tkeep: Signal<Out, Bits<64>>,
+    /// Output last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    /// Output valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// Output packet bytes.
+    pub m_tuser_size: Signal<Out, Bits<16>>,
+    /// Destination: 0 host, 1 key-value engine, 2 gradient engine.
+    pub m_tdest: Signal<Out, Bits<2>>,
+    /// Output ready.
+    pub m_tready: Signal<In, Bit>,
+    in_pkt: DFF<Bit>,
+    dest: DFF<Bits<2>>,
+    carry: DFF<Bits<176>>,
+    size: DFF<Bits<16>>,
+    flush: DFF<Bit>,
+    cls: Signal<Local, Bits<2>>,
+    ip_udp: Signal<Local, Bit>,
+    port: Signal<Local, Bits<16>>,
+    payload: Signal<Local, Bits<16>>,
+    k: Signal<Local, Bits<7>>,
+    fire: Signal<Local, Bit>,
+    keep_n: Signal<Local, Bits<6>>,
+    k6: Signal<Local, Bits<6>>,
+    carry6: Constant<Bits<6>>,
+    strip6: Constant<Bits<6>>,
+    keep_amt: Signal<Local, Bits<6>>,
+    w_phi: Widen<16, 8>,
+    w_plo: Widen<16, 8>,
+    zero64: Constant<Bits<64>>,
+    w_carry: Widen<512, 176>,
+    w_head: Widen<512, 336>,
+    w_k: Widen<7, 6>,
+    ones64: Constant<Bits<64>>,
+    zero2: Constant<Bits<2>>,
+    zero6: Constant<Bits<6>>,
+    zero16: Constant<Bits<16>>,
+    zero512: Constant<Bits<512>>,
+    d_kv: Constant<Bits<2>>,
+    d_grad: Constant<Bits<2>>,
+    kv_port: Constant<Bits<16>>,
+    grad_port: Constant<Bits<16>>,
+    strip16: Constant<Bits<16>>,
+    strip7: Constant<Bits<7>>,
+    full7: Constant<Bits<7>>,
+    min_frame: Constant<Bits<16>>,
+    b_08: Constant<Bits<8>>,
+    b_00: Constant<Bits<8>>,
+    b_45: Constant<Bits<8>>,
+    b_17: Constant<Bits<8>>,
+}
+
+impl Default for Deframe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deframe {
+    /// Idle, between frames.
+    pub fn new() -> Self {
+        Self {
+            clock: Default::default(),
+            s_tdata: Default::default(),
+            s_tkeep: Default::default(),
+            s_tlast: Default::default(),
+            s_tvalid: Default::default(),
+            s_tuser_size: Default::default(),
+            s_tready: Default::default(),
+            m_tdata: Default::default(),
+            m_tkeep: Default::default(),
+            m_tlast: Default::default(),
+            m_tvalid: Default::default(),
+            m_tuser_size: Default::default(),
+            m_tdest: Default::default(),
+            m_tready: Default::default(),
+            in_pkt: Default::default(),
+            dest: Default::default(),
+            carry: Default::default(),
+            size: Default::default(),
+            flush: Default::default(),
+            cls: Default::default(),
+            ip_udp: Default::default(),
+            port: Default::default(),
+            payload: Default::default(),
+            k: Default::default(),
+            fire: Default::default(),
+            keep_n: Default::default(),
+            keep_amt: Default::default(),
+            k6: Default::default(),
+            carry6: konst(22),
+            strip6: konst(42),
+            w_phi: Default::default(),
+            w_plo: Default::default(),
+            zero64: konst(0),
+            w_carry: Default::default(),
+            w_head: Default::default(),
+            w_k: Default::default(),
+            ones64: konst(u64::MAX),
+            zero2: konst(0),
+            zero6: konst(0),
+            zero16: konst(0),
+            zero512: konst(0),
+            d_kv: konst(1),
+            d_grad: konst(2),
+            kv_port: konst(KV_PORT),
+            grad_port: konst(GRAD_PORT),
+            strip16: konst(42),
+            strip7: konst(42),
+            full7: konst(64),
+            min_frame: konst(58),
+            b_08: konst(0x08),
+            b_00: konst(0x00),
+            b_45: konst(0x45),
+            b_17: konst(17),
+        }
+    }
+}
+
+impl Logic for Deframe {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, in_pkt, dest, carry, size, flush);
+        // Classification of a first beat (bytes in network order).
+        self.ip_udp.next = (self.s_tdata.val().get_bits::<8>(96) == self.b_08.val())
+            & (self.s_tdata.val().get_bits::<8>(104) == self.b_00.val())
+            & (self.s_tdata.val().get_bits::<8>(112) == self.b_45.val())
+            & (self.s_tdata.val().get_bits::<8>(184) == self.b_17.val());
+        self.w_phi.narrow.next = self.s_tdata.val().get_bits::<8>(288);
+        self.w_plo.narrow.next = self.s_tdata.val().get_bits::<8>(296);
+        self.port.next = (self.w_phi.wide.val() << 8) | self.w_plo.wide.val();
+        self.cls.next = self.zero2.val();
+        if self.ip_udp.val() & (self.s_tuser_size.val() >= self.min_frame.val()) {
+            if self.port.val() == self.kv_port.val() {
+                self.cls.next = self.d_kv.val();
+            }
+            if self.port.val() == self.grad_port.val() {
+                self.cls.next = self.d_grad.val();
+            }
+        }
+        self.payload.next = self.size.q.val() - self.strip16.val();
+        // Bytes in the last beat: size mod 64, 64 for a multiple of 64.
+        self.w_k.narrow.next = self.size.q.val().get_bits::<6>(0);
+        self.k.next = self.w_k.wide.val();
+        if self.size.q.val().get_bits::<6>(0) == self.zero6.val() {
+            self.k.next = self.full7.val();
+        }
+        self.w_carry.narrow.next = self.carry.q.val();
+        self.w_head.narrow.next = self.s_tdata.val().get_bits::<336>(0);
+        // Defaults: the engine path's middle beat.
+        self.s_tready.next = self.m_tready.val();
+        self.m_tdata.next = self.w_carry.wide.val() | (self.w_head.wide.val() << 176);
+        self.m_tkeep.next = self.ones64.val();
+        self.m_tlast.next = false;
+        self.m_tvalid.next = self.s_tvalid.val();
+        self.m_tuser_size.next = self.payload.val();
+        self.m_tdest.next = self.dest.q.val();
+        // Byte counts modulo 64 (64 itself is 0): the mask shift is
+        // (64 - n) mod 64, and 64 bytes is the full mask.
+        self.k6.next = self.k.val().get_bits::<6>(0);
+        self.keep_n.next = self.k6.val() + self.carry6.val();
+        if self.flush.q.val() {
+            self.keep_n.next = self.k6.val() - self.strip6.val();
+        }
+        self.keep_amt.next = self.zero6.val() - self.keep_n.val();
+        if self.flush.q.val() {
+            self.s_tready.next = false;
+            self.m_tdata.next = self.w_carry.wide.val();
+            self.m_tkeep.next = self.ones64.val() >> self.keep_amt.val();
+            self.m_tlast.next = true;
+            self.m_tvalid.next = true;
+        } else if !self.in_pkt.q.val() {
+            self.m_tdest.next = self.zero2.val();
+            if self.cls.val() == self.zero2.val() {
+                self.m_tdata.next = self.s_tdata.val();
+                self.m_tkeep.next = self.s_tkeep.val();
+                self.m_tlast.next = self.s_tlast.val();
+                self.m_tuser_size.next = self.s_tuser_size.val();
+            } else {
+                // An engine's first beat: taken, nothing out.
+                self.s_tready.next = true;
+                self.m_tdata.next = self.zero512.val();
+                self.m_tkeep.next = self.zero64.val();
+                self.m_tvalid.next = false;
+                self.m_tuser_size.next = self.zero16.val();
+            }
+        } else if self.dest.q.val() == self.zero2.val() {
+            self.m_tdata.next = self.s_tdata.val();
+            self.m_tkeep.next = self.s_tkeep.val();
+            self.m_tlast.next = self.s_tlast.val();
+            self.m_tuser_size.next = self.size.q.val();
+        } else if self.s_tlast.val() & (self.k.val() <= self.strip7.val()) {
+            self.m_tlast.next = true;
+            self.m_tkeep.next = self.ones64.val() >> self.keep_amt.val();
+        }
+        // State.
+        self.fire.next = self.s_tvalid.val() & self.s_tready.val();
+        if self.flush.q.val() {
+            if self.m_tready.val() {
+                self.flush.d.next = false;
+                self.in_pkt.d.next = false;
+            }
+        } else if self.fire.val() {
+            if !self.in_pkt.q.val() {
+                self.dest.d.next = self.cls.val();
+                self.size.d.next = self.s_tuser_size.val();
+                self.carry.d.next = self.s_tdata.val().get_bits::<176>(336);
+                self.in_pkt.d.next = !self.s_tlast.val();
+                if (self.cls.val() != self.zero2.val()) & self.s_tlast.val() {
+                    self.in_pkt.d.next = true;
+                    self.flush.d.next = true;
+                }
+            } else {
+                if self.dest.q.val() != self.zero2.val() {
+                    self.carry.d.next = self.s_tdata.val().get_bits::<176>(336);
+                }
+                if self.s_tlast.val() {
+                    self.in_pkt.d.next = false;
+                    if (self.dest.q.val() != self.zero2.val()) & (self.k.val() > self.strip7.val())
+                    {
+                        self.in_pkt.d.next = true;
+                        self.flush.d.next = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Four packet streams merged into one, a whole packet at a time: when idle
+/// the first valid input after the last one granted is connected through
+/// (data, valid, and its ready from the output's) until its `tlast` beat is
+/// taken. Purely combinational from inputs to outputs, so it adds no cycle.
+#[derive(LogicBlock)]
+pub struct PktMux4 {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Input 0 data.
+    pub s0_tdata: Signal<In, Bits<512>>,
+    /// Input 0 byte enables.
+    pub s0_tkeep: Signal<In, Bits<64>>,
+    /// Input 0 last beat.
+    pub s0_tlast: Signal<In, Bit>,
+    /// Input 0 valid.
+    pub s0_tvalid: Signal<In, Bit>,
+    /// Input 0 packet bytes.
+    pub s0_tuser_size: Signal<In, Bits<16>>,
+    /// Input 0 source tag.
+    pub s0_tuser_src: Signal<In, Bits<16>>,
+    /// Input 0 destination tag.
+    pub s0_tuser_dst: Signal<In, Bits<16>>,
+    /// Input 0 ready.
+    pub s0_tready: Signal<Out, Bit>,
+    /// Input 1 data.
+    pub s1_tdata: Signal<In, Bits<512>>,
+    /// Input 1 byte enables.
+    pub s1_tkeep: Signal<In, Bits<64>>,
+    /// Input 1 last beat.
+    pub s1_tlast: Signal<In, Bit>,
+    /// Input 1 valid.
+    pub s1_tvalid: Signal<In, Bit>,
+    /// Input 1 packet bytes.
+    pub s1_tuser_size: Signal<In, Bits<16>>,
+    /// Input 1 source tag.
+    pub s1_tuser_src: Signal<In, Bits<16>>,
+    /// Input 1 destination tag.
+    pub s1_tuser_dst: Signal<In, Bits<16>>,
+    /// Input 1 ready.
+    pub s1_tready: Signal<Out, Bit>,
+    /// Input 2 data.
+    pub s2_tdata: Signal<In, Bits<512>>,
+    /// Input 2 byte enables.
+    pub s2_tkeep: Signal<In, Bits<64>>,
+    /// Input 2 last beat.
+    pub s2_tlast: Signal<In, Bit>,
+    /// Input 2 valid.
+    pub s2_tvalid: Signal<In, Bit>,
+    /// Input 2 packet bytes.
+    pub s2_tuser_size: Signal<In, Bits<16>>,
+    /// Input 2 source tag.
+    pub s2_tuser_src: Signal<In, Bits<16>>,
+    /// Input 2 destination tag.
+    pub s2_tuser_dst: Signal<In, Bits<16>>,
+    /// Input 2 ready.
+    pub s2_tready: Signal<Out, Bit>,
+    /// Input 3 data.
+    pub s3_tdata: Signal<In, Bits<512>>,
+    /// Input 3 byte enables.
+    pub s3_tkeep: Signal<In, Bits<64>>,
+    /// Input 3 last beat.
+    pub s3_tlast: Signal<In, Bit>,
+    /// Input 3 valid.
+    pub s3_tvalid: Signal<In, Bit>,
+    /// Input 3 packet bytes.
+    pub s3_tuser_size: Signal<In, Bits<16>>,
+    /// Input 3 source tag.
+    pub s3_tuser_src: Signal<In, Bits<16>>,
+    /// Input 3 destination tag.
+    pub s3_tuser_dst: Signal<In, Bits<16>>,
+    /// Input 3 ready.
+    pub s3_tready: Signal<Out, Bit>,
+    /// Output data.
+    pub m_tdata: Signal<Out, Bits<512>>,
+    /// Output byte enables.
+    pub m_tkeep: Signal<Out, Bits<64>>,
+    /// Output last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    /// Output valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// Output packet bytes.
+    pub m_tuser_size: Signal<Out, Bits<16>>,
+    /// Output source tag.
+    pub m_tuser_src: Signal<Out, Bits<16>>,
+    /// Output destination tag.
+    pub m_tuser_dst: Signal<Out, Bits<16>>,
+    /// Output ready.
+    pub m_tready: Signal<In, Bit>,
+    busy: DFF<Bit>,
+    sel: DFF<Bits<2>>,
+    rr: DFF<Bits<2>>,
+    v: [Signal<Local, Bit>; 4],
+    dist: [Signal<Local, Bits<2>>; 4],
+    p_any: [Signal<Local, Bit>; 5],
+    p_k: [Signal<Local, Bits<2>>; 5],
+    p_d: [Signal<Local, Bits<2>>; 5],
+    k: Signal<Local, Bits<2>>,
+    any: Signal<Local, Bit>,
+    idx: [Constant<Bits<2>>; 4],
+    one2: Constant<Bits<2>>,
+    zero2: Constant<Bits<2>>,
+    zero16: Constant<Bits<16>>,
+    zero64: Constant<Bits<64>>,
+    zero512: Constant<Bits<512>>,
+}
+
+impl Default for PktMux4 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PktMux4 {
+    /// Idle; input 1 first.
+    pub fn new() -> Self {
+        Self {
+            clock: Default::default(),
+            s0_tdata: Default::default(),
+            s0_tkeep: Default::default(),
+            s0_tlast: Default::default(),
+            s0_tvalid: Default::default(),
+            s0_tuser_size: Default::default(),
+            s0_tuser_src: Default::default(),
+            s0_tuser_dst: Default::default(),
+            s0_tready: Default::default(),
+            s1_tdata: Default::default(),
+            s1_tkeep: Default::default(),
+            s1_tlast: Default::default(),
+            s1_tvalid: Default::default(),
+            s1_tuser_size: Default::default(),
+            s1_tuser_src: Default::default(),
+            s1_tuser_dst: Default::default(),
+            s1_tready: Default::default(),
+            s2_tdata: Default::default(),
+            s2_tkeep: Default::default(),
+            s2_tlast: Default::default(),
+            s2_tvalid: Default::default(),
+            s2_tuser_size: Default::default(),
+            s2_tuser_src: Default::default(),
+            s2_tuser_dst: Default::default(),
+            s2_tready: Default::default(),
+            s3_tdata: Default::default(),
+            s3_tkeep: Default::default(),
+            s3_tlast: Default::default(),
+            s3_tvalid: Default::default(),
+            s3_tuser_size: Default::default(),
+            s3_tuser_src: Default::default(),
+            s3_tuser_dst: Default::default(),
+            s3_tready: Default::default(),
+            m_tdata: Default::default(),
+            m_tkeep: Default::default(),
+            m_tlast: Default::default(),
+            m_tvalid: Default::default(),
+            m_tuser_size: Default::default(),
+            m_tuser_src: Default::default(),
+            m_tuser_dst: Default::default(),
+            m_tready: Default::default(),
+            busy: Default::default(),
+            sel: Default::default(),
+            rr: Default::default(),
+            v: Default::default(),
+            dist: Default::default(),
+            p_any: Default::default(),
+            p_k: Default::default(),
+            p_d: Default::default(),
+            k: Default::default(),
+            any: Default::default(),
+            idx: array_init::array_init(|c| konst(c as u64)),
+            one2: konst(1),
+            zero2: konst(0),
+            zero16: konst(0),
+            zero64: konst(0),
+            zero512: konst(0),
+        }
+    }
+}
+
+impl Logic for PktMux4 {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, busy, sel, rr);
+        self.v[0].next = self.s0_tvalid.val();
+        self.v[1].next = self.s1_tvalid.val();
+        self.v[2].next = self.s2_tvalid.val();
+        self.v[3].next = self.s3_tvalid.val();
+        // The first valid input after the last granted (itself last).
+        self.p_any[0].next = false;
+        self.p_k[0].next = self.zero2.val();
+        self.p_d[0].next = self.zero2.val();
+        for c in 0..4 {
+            self.dist[c].next = self.idx[c].val() - self.rr.q.val() - self.one2.val();
+            self.p_any[c + 1].next = self.p_any[c].val();
+            self.p_k[c + 1].next = self.p_k[c].val();
+            self.p_d[c + 1].next = self.p_d[c].val();
+            if self.v[c].val() & (!self.p_any[c].val() | (self.dist[c].val() < self.p_d[c].val())) {
+                self.p_any[c + 1].next = true;
+                self.p_k[c + 1].next = self.idx[c].val();
+                self.p_d[c + 1].next = self.dist[c].val();
+            }
+        }
+        self.k.next = self.p_k[4].val();
+        self.any.next = self.p_any[4].val();
+        if self.busy.q.val() {
+            self.k.next = self.sel.q.val();
+            self.any.next = true;
+        }
+        self.m_tdata.next = self.zero512.val();
+        self.m_tkeep.next = self.zero64.val();
+        self.m_tlast.next = false;
+        self.m_tvalid.next = false;
+        self.m_tuser_size.next = self.zero16.val();
+        self.m_tuser_src.next = self.zero16.val();
+        self.m_tuser_dst.next = self.zero16.val();
+        self.s0_tready.next = false;
+        self.s1_tready.next = false;
+        self.s2_tready.next = false;
+        self.s3_tready.next = false;
+        if self.any.val() {
+            if self.k.val() == self.idx[0].val() {
+                self.m_tdata.next = self.s0_tdata.val();
+                self.m_tkeep.next = self.s0_tkeep.val();
+                self.m_tlast.next = self.s0_tlast.val();
+                self.m_tvalid.next = self.s0_tvalid.val() & self.any.val();
+                self.m_tuser_size.next = self.s0_tuser_size.val();
+                self.m_tuser_src.next = self.s0_tuser_src.val();
+                self.m_tuser_dst.next = self.s0_tuser_dst.val();
+                self.s0_tready.next = self.m_tready.val() & self.any.val();
+            }
+            if self.k.val() == self.idx[1].val() {
+                self.m_tdata.next = self.s1_tdata.val();
+                self.m_tkeep.next = self.s1_tkeep.val();
+                self.m_tlast.next = self.s1_tlast.val();
+                self.m_tvalid.next = self.s1_tvalid.val() & self.any.val();
+                self.m_tuser_size.next = self.s1_tuser_size.val();
+                self.m_tuser_src.next = self.s1_tuser_src.val();
+                self.m_tuser_dst.next = self.s1_tuser_dst.val();
+                self.s1_tready.next = self.m_tready.val() & self.any.val();
+            }
+            if self.k.val() == self.idx[2].val() {
+                self.m_tdata.next = self.s2_tdata.val();
+                self.m_tkeep.next = self.s2_tkeep.val();
+                self.m_tlast.next = self.s2_tlast.val();
+                self.m_tvalid.next = self.s2_tvalid.val() & self.any.val();
+                self.m_tuser_size.next = self.s2_tuser_size.val();
+                self.m_tuser_src.next = self.s2_tuser_src.val();
+                self.m_tuser_dst.next = self.s2_tuser_dst.val();
+                self.s2_tready.next = self.m_tready.val() & self.any.val();
+            }
+            if self.k.val() == self.idx[3].val() {
+                self.m_tdata.next = self.s3_tdata.val();
+                self.m_tkeep.next = self.s3_tkeep.val();
+                self.m_tlast.next = self.s3_tlast.val();
+                self.m_tvalid.next = self.s3_tvalid.val() & self.any.val();
+                self.m_tuser_size.next = self.s3_tuser_size.val();
+                self.m_tuser_src.next = self.s3_tuser_src.val();
+                self.m_tuser_dst.next = self.s3_tuser_dst.val();
+                self.s3_tready.next = self.m_tready.val() & self.any.val();
+            }
+        }
+        if self.m_tvalid.val() & self.m_tready.val() {
+            self.rr.d.next = self.k.val();
+            self.sel.d.next = self.k.val();
+            self.busy.d.next = !self.m_tlast.val();
+        }
+    }
+}

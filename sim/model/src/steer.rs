@@ -1,0 +1,481 @@
+//! The top's stream steering: [`DeframeModel`] (classify network frames by
+//! UDP destination port and strip the Ethernet/IPv4/UDP header for the
+//! engines) and [`PktMuxModel`] (merge four packet streams, packet by
+//! packet, round-robin). Both are the cycle-accurate specifications of
+//! `weft_hdl::steer`.
+//!
+//! # Deframe
+//! A frame's first beat decides. It goes to an engine when it is an
+//! untagged Ethernet II frame (EtherType 0x0800) carrying IPv4 without
+//! options (first byte 0x45) and UDP (protocol 17) to port [`KV_PORT`]
+//! (destination 1, the key-value engine) or [`GRAD_PORT`] (destination 2,
+//! the gradient engine), and is long enough for a weft header
+//! ([`MIN_FRAME`] bytes by `tuser_size`). Anything else passes through
+//! unchanged with destination 0 (the host), beat for beat, combinationally.
+//! An engine's frame loses its first [`STRIP`] bytes: the first beat is
+//! taken without output (its last 22 bytes kept), each later beat leaves as
+//! those 22 bytes followed by its first 42, and when the last input beat
+//! holds more than 42 bytes a final beat carries the rest. `tuser_size`
+//! out is the payload's size; the last beat's `tkeep` covers the payload's
+//! bytes in it (from `tuser_size`).
+//!
+//! # PktMux
+//! When idle, the first valid input after the last one granted (the last
+//! granted itself last) is connected straight through — data, valid, and
+//! its ready from the output's — until a beat with `tlast` is taken.
+
+use crate::dut::Dut;
+
+/// UDP destination port of key-value aggregation packets ("WF").
+pub const KV_PORT: u16 = 0x5746;
+/// UDP destination port of gradient aggregation packets.
+pub const GRAD_PORT: u16 = 0x5747;
+/// Ethernet (14) + IPv4 without options (20) + UDP (8) header bytes.
+pub const STRIP: usize = 42;
+/// Shortest frame steered to an engine: the headers and a 16-byte weft
+/// header.
+pub const MIN_FRAME: u16 = (STRIP + 16) as u16;
+
+crate::ports! {
+    /// Inputs of the deframer.
+    pub struct DeframeIn {
+        /// Frame data.
+        pub s_tdata: [u32; 16] = 512,
+        /// Byte enables.
+        pub s_tkeep: u64 = 64,
+        /// Last beat.
+        pub s_tlast: bool = 1,
+        /// Valid.
+        pub s_tvalid: bool = 1,
+        /// Frame bytes.
+        pub s_tuser_size: u16 = 16,
+        /// Output ready.
+        pub m_tready: bool = 1,
+    }
+}
+
+crate::ports! {
+    /// Outputs of the deframer.
+    pub struct DeframeOut {
+        /// Input ready.
+        pub s_tready: bool = 1,
+        /// Output data.
+        pub m_tdata: [u32; 16] = 512,
+        /// Output byte enables.
+        pub m_tkeep: u64 = 64,
+        /// Output last beat.
+        pub m_tlast: bool = 1,
+        /// Output valid.
+        pub m_tvalid: bool = 1,
+        /// Output packet bytes.
+        pub m_tuser_size: u16 = 16,
+        /// Destination: 0 host (unchanged frame), 1 key-value, 2 gradient.
+        pub m_tdest: u8 = 2,
+    }
+}
+
+fn byte(d: &[u32; 16], i: usize) -> u8 {
+    (d[i / 4] >> (8 * (i % 4))) as u8
+}
+
+/// The destination of a frame from its first beat and size.
+pub fn classify(d: &[u32; 16], size: u16) -> u8 {
+    let ip_udp =
+        byte(d, 12) == 0x08 && byte(d, 13) == 0x00 && byte(d, 14) == 0x45 && byte(d, 23) == 17;
+    let port = (byte(d, 36) as u16) << 8 | byte(d, 37) as u16;
+    if !ip_udp || size < MIN_FRAME {
+        0
+    } else if port == KV_PORT {
+        1
+    } else if port == GRAD_PORT {
+        2
+    } else {
+        0
+    }
+}
+
+/// A byte mask of the low `n` bytes (`n` taken modulo 64, 0 meaning 64).
+pub fn keep_mask(n: u32) -> u64 {
+    let amt = (64 - (n % 64)) % 64;
+    u64::MAX >> amt
+}
+
+/// Bytes of the last beat of a `size`-byte packet.
+fn last_bytes(size: u16) -> u32 {
+    let k = (size as u32) % 64;
+    if k == 0 {
+        64
+    } else {
+        k
+    }
+}
+
+type Words = [u32; 16];
+
+fn to_bytes(d: &Words) -> [u8; 64] {
+    std::array::from_fn(|i| byte(d, i))
+}
+
+fn from_bytes(b: &[u8]) -> Words {
+    let mut d = [0u32; 16];
+    for (i, x) in b.iter().enumerate().take(64) {
+        d[i / 4] |= (*x as u32) << (8 * (i % 4));
+    }
+    d
+}
+
+/// The deframer, cycle by cycle.
+#[derive(Clone, Debug, Default)]
+pub struct DeframeModel {
+    in_pkt: bool,
+    dest: u8,
+    carry: [u8; 64 - STRIP],
+    size: u16,
+    flush: bool,
+    inputs: DeframeIn,
+}
+
+impl DeframeModel {
+    /// Idle, between frames.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn outputs(&self) -> DeframeOut {
+        let i = &self.inputs;
+        let mut o = DeframeOut::default();
+        let payload = self.size.wrapping_sub(STRIP as u16);
+        if self.flush {
+            let mut b = [0u8; 64];
+            b[..self.carry.len()].copy_from_slice(&self.carry);
+            o.m_tdata = from_bytes(&b);
+            o.m_tkeep = keep_mask(last_bytes(self.size).wrapping_sub(STRIP as u32));
+            o.m_tlast = true;
+            o.m_tvalid = true;
+            o.m_tuser_size = payload;
+            o.m_tdest = self.dest;
+            return o;
+        }
+        if !self.in_pkt {
+            let d = classify(&i.s_tdata, i.s_tuser_size);
+            if d == 0 {
+                o.s_tready = i.m_tready;
+                o.m_tdata = i.s_tdata;
+                o.m_tkeep = i.s_tkeep;
+                o.m_tlast = i.s_tlast;
+                o.m_tvalid = i.s_tvalid;
+                o.m_tuser_size = i.s_tuser_size;
+            } else {
+                // The first beat of an engine's frame is taken without output.
+                o.s_tready = true;
+            }
+            return o;
+        }
+        if self.dest == 0 {
+            o.s_tready = i.m_tready;
+            o.m_tdata = i.s_tdata;
+            o.m_tkeep = i.s_tkeep;
+            o.m_tlast = i.s_tlast;
+            o.m_tvalid = i.s_tvalid;
+            o.m_tuser_size = self.size;
+            return o;
+        }
+        let inb = to_bytes(&i.s_tdata);
+        let mut b = [0u8; 64];
+        b[..self.carry.len()].copy_from_slice(&self.carry);
+        b[self.carry.len()..].copy_from_slice(&inb[..STRIP]);
+        o.s_tready = i.m_tready;
+        o.m_tdata = from_bytes(&b);
+        o.m_tvalid = i.s_tvalid;
+        o.m_tuser_size = payload;
+        o.m_tdest = self.dest;
+        let k = last_bytes(self.size);
+        if i.s_tlast && k <= STRIP as u32 {
+            o.m_tlast = true;
+            o.m_tkeep = keep_mask(k + self.carry.len() as u32);
+        } else {
+            o.m_tkeep = u64::MAX;
+        }
+        o
+    }
+}
+
+impl Dut for DeframeModel {
+    type In = DeframeIn;
+    type Out = DeframeOut;
+
+    fn eval(&mut self, inputs: &DeframeIn) -> DeframeOut {
+        self.inputs = inputs.clone();
+        self.outputs()
+    }
+
+    fn tick(&mut self) {
+        let i = self.inputs.clone();
+        let o = self.outputs();
+        if self.flush {
+            if i.m_tready {
+                self.flush = false;
+                self.in_pkt = false;
+            }
+            return;
+        }
+        if !(i.s_tvalid && o.s_tready) {
+            return;
+        }
+        let inb = to_bytes(&i.s_tdata);
+        if !self.in_pkt {
+            self.dest = classify(&i.s_tdata, i.s_tuser_size);
+            self.size = i.s_tuser_size;
+            self.carry.copy_from_slice(&inb[STRIP..]);
+            self.in_pkt = !i.s_tlast;
+            if self.dest != 0 && i.s_tlast {
+                self.in_pkt = true;
+                self.flush = true;
+            }
+            return;
+        }
+        if self.dest != 0 {
+            self.carry.copy_from_slice(&inb[STRIP..]);
+            if i.s_tlast && last_bytes(self.size) > STRIP as u32 {
+                self.flush = true;
+                return;
+            }
+        }
+        if i.s_tlast {
+            self.in_pkt = false;
+        }
+    }
+
+    fn witness(&self) -> &str {
+        "model"
+    }
+}
+
+crate::ports! {
+    /// Inputs of the four-way packet merge.
+    pub struct MuxIn {
+        /// Input 0 data.
+        pub s0_tdata: [u32; 16] = 512,
+        /// Input 0 byte enables.
+        pub s0_tkeep: u64 = 64,
+        /// Input 0 last beat.
+        pub s0_tlast: bool = 1,
+        /// Input 0 valid.
+        pub s0_tvalid: bool = 1,
+        /// Input 0 packet bytes.
+        pub s0_tuser_size: u16 = 16,
+        /// Input 0 source tag.
+        pub s0_tuser_src: u16 = 16,
+        /// Input 0 destination tag.
+        pub s0_tuser_dst: u16 = 16,
+        /// Input 1 data.
+        pub s1_tdata: [u32; 16] = 512,
+        /// Input 1 byte enables.
+        pub s1_tkeep: u64 = 64,
+        /// Input 1 last beat.
+        pub s1_tlast: bool = 1,
+        /// Input 1 valid.
+        pub s1_tvalid: bool = 1,
+        /// Input 1 packet bytes.
+        pub s1_tuser_size: u16 = 16,
+        /// Input 1 source tag.
+        pub s1_tuser_src: u16 = 16,
+        /// Input 1 destination tag.
+        pub s1_tuser_dst: u16 = 16,
+        /// Input 2 data.
+        pub s2_tdata: [u32; 16] = 512,
+        /// Input 2 byte enables.
+        pub s2_tkeep: u64 = 64,
+        /// Input 2 last beat.
+        pub s2_tlast: bool = 1,
+        /// Input 2 valid.
+        pub s2_tvalid: bool = 1,
+        /// Input 2 packet bytes.
+        pub s2_tuser_size: u16 = 16,
+        /// Input 2 source tag.
+        pub s2_tuser_src: u16 = 16,
+        /// Input 2 destination tag.
+        pub s2_tuser_dst: u16 = 16,
+        /// Input 3 data.
+        pub s3_tdata: [u32; 16] = 512,
+        /// Input 3 byte enables.
+        pub s3_tkeep: u64 = 64,
+        /// Input 3 last beat.
+        pub s3_tlast: bool = 1,
+        /// Input 3 valid.
+        pub s3_tvalid: bool = 1,
+        /// Input 3 packet bytes.
+        pub s3_tuser_size: u16 = 16,
+        /// Input 3 source tag.
+        pub s3_tuser_src: u16 = 16,
+        /// Input 3 destination tag.
+        pub s3_tuser_dst: u16 = 16,
+        /// Output ready.
+        pub m_tready: bool = 1,
+    }
+}
+
+crate::ports! {
+    /// Outputs of the four-way packet merge.
+    pub struct MuxOut {
+        /// Input 0 ready.
+        pub s0_tready: bool = 1,
+        /// Input 1 ready.
+        pub s1_tready: bool = 1,
+        /// Input 2 ready.
+        pub s2_tready: bool = 1,
+        /// Input 3 ready.
+        pub s3_tready: bool = 1,
+        /// Output data.
+        pub m_tdata: [u32; 16] = 512,
+        /// Output byte enables.
+        pub m_tkeep: u64 = 64,
+        /// Output last beat.
+        pub m_tlast: bool = 1,
+        /// Output valid.
+        pub m_tvalid: bool = 1,
+        /// Output packet bytes.
+        pub m_tuser_size: u16 = 16,
+        /// Output source tag.
+        pub m_tuser_src: u16 = 16,
+        /// Output destination tag.
+        pub m_tuser_dst: u16 = 16,
+    }
+}
+
+/// One input of the merge, as a beat.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Beat {
+    /// Data.
+    pub tdata: [u32; 16],
+    /// Byte enables.
+    pub tkeep: u64,
+    /// Last beat.
+    pub tlast: bool,
+    /// Valid.
+    pub tvalid: bool,
+    /// Packet bytes.
+    pub tuser_size: u16,
+    /// Source tag.
+    pub tuser_src: u16,
+    /// Destination tag.
+    pub tuser_dst: u16,
+}
+
+macro_rules! beat_io {
+    ($($k:literal => $d:ident, $kp:ident, $l:ident, $v:ident, $z:ident, $sr:ident, $ds:ident;)*) => {
+        impl MuxIn {
+            /// Input `k`'s beat.
+            pub fn beat(&self, k: usize) -> Beat {
+                match k {
+                    $($k => Beat {
+                        tdata: self.$d,
+                        tkeep: self.$kp,
+                        tlast: self.$l,
+                        tvalid: self.$v,
+                        tuser_size: self.$z,
+                        tuser_src: self.$sr,
+                        tuser_dst: self.$ds,
+                    },)*
+                    _ => Beat::default(),
+                }
+            }
+
+            /// Set input `k`'s beat.
+            pub fn set_beat(&mut self, k: usize, b: Beat) {
+                match k {
+                    $($k => {
+                        self.$d = b.tdata;
+                        self.$kp = b.tkeep;
+                        self.$l = b.tlast;
+                        self.$v = b.tvalid;
+                        self.$z = b.tuser_size;
+                        self.$sr = b.tuser_src;
+                        self.$ds = b.tuser_dst;
+                    })*
+                    _ => {}
+                }
+            }
+        }
+    };
+}
+
+beat_io! {
+    0 => s0_tdata, s0_tkeep, s0_tlast, s0_tvalid, s0_tuser_size, s0_tuser_src, s0_tuser_dst;
+    1 => s1_tdata, s1_tkeep, s1_tlast, s1_tvalid, s1_tuser_size, s1_tuser_src, s1_tuser_dst;
+    2 => s2_tdata, s2_tkeep, s2_tlast, s2_tvalid, s2_tuser_size, s2_tuser_src, s2_tuser_dst;
+    3 => s3_tdata, s3_tkeep, s3_tlast, s3_tvalid, s3_tuser_size, s3_tuser_src, s3_tuser_dst;
+}
+
+/// The packet merge, cycle by cycle.
+#[derive(Clone, Debug, Default)]
+pub struct PktMuxModel {
+    busy: bool,
+    sel: usize,
+    rr: usize,
+    inputs: MuxIn,
+}
+
+impl PktMuxModel {
+    /// Idle; input 1 first (the pointer starts at input 0).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn pick(&self) -> Option<usize> {
+        if self.busy {
+            return Some(self.sel);
+        }
+        (1..=4)
+            .map(|k| (self.rr + k) % 4)
+            .find(|&k| self.inputs.beat(k).tvalid)
+    }
+
+    fn outputs(&self) -> MuxOut {
+        let i = &self.inputs;
+        let mut o = MuxOut::default();
+        let Some(k) = self.pick() else {
+            return o;
+        };
+        let b = i.beat(k);
+        o.m_tdata = b.tdata;
+        o.m_tkeep = b.tkeep;
+        o.m_tlast = b.tlast;
+        o.m_tvalid = b.tvalid;
+        o.m_tuser_size = b.tuser_size;
+        o.m_tuser_src = b.tuser_src;
+        o.m_tuser_dst = b.tuser_dst;
+        match k {
+            0 => o.s0_tready = i.m_tready,
+            1 => o.s1_tready = i.m_tready,
+            2 => o.s2_tready = i.m_tready,
+            _ => o.s3_tready = i.m_tready,
+        }
+        o
+    }
+}
+
+impl Dut for PktMuxModel {
+    type In = MuxIn;
+    type Out = MuxOut;
+
+    fn eval(&mut self, inputs: &MuxIn) -> MuxOut {
+        self.inputs = inputs.clone();
+        self.outputs()
+    }
+
+    fn tick(&mut self) {
+        let o = self.outputs();
+        if let Some(k) = self.pick() {
+            if o.m_tvalid && self.inputs.m_tready {
+                self.rr = k;
+                self.busy = !o.m_tlast;
+                self.sel = k;
+            }
+        }
+    }
+
+    fn witness(&self) -> &str {
+        "model"
+    }
+}
