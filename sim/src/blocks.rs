@@ -181,3 +181,74 @@ crate::hdl_ports!(
         eng_rdata,
     }
 );
+
+use weft_model::steer::{DeframeIn, DeframeOut, MuxIn, MuxOut};
+
+crate::hdl_ports!(
+    weft_hdl::steer::Deframe,
+    DeframeIn {
+        s_tdata,
+        s_tkeep,
+        s_tlast,
+        s_tvalid,
+        s_tuser_size,
+        m_tready
+    },
+    DeframeOut {
+        s_tready,
+        m_tdata,
+        m_tkeep,
+        m_tlast,
+        m_tvalid,
+        m_tuser_size,
+        m_tdest
+    }
+);
+
+crate::hdl_ports!(
+    weft_hdl::steer::PktMux4,
+    MuxIn {
+        s0_tdata,
+        s0_tkeep,
+        s0_tlast,
+        s0_tvalid,
+        s0_tuser_size,
+        s0_tuser_src,
+        s0_tuser_dst,
+        s1_tdata,
+        s1_tkeep,
+        s1_tlast,
+        s1_tvalid,
+        s1_tuser_size,
+        s1_tuser_src,
+        s1_tuser_dst,
+        s2_tdata,
+        s2_tkeep,
+        s2_tlast,
+        s2_tvalid,
+        s2_tuser_size,
+        s2_tuser_src,
+        s2_tuser_dst,
+        s3_tdata,
+        s3_tkeep,
+        s3_tlast,
+        s3_tvalid,
+        s3_tuser_size,
+        s3_tuser_src,
+        s3_tuser_dst,
+        m_tready,
+    },
+    MuxOut {
+        s0_tready,
+        s1_tready,
+        s2_tready,
+        s3_tready,
+        m_tdata,
+        m_tkeep,
+        m_tlast,
+        m_tvalid,
+        m_tuser_size,
+        m_tuser_src,
+        m_tuser_dst,
+    }
+);
