@@ -1,8 +1,8 @@
-/* weft register map 1.1 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
+/* weft register map 1.2 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
 #ifndef WEFT_REGS_H
 #define WEFT_REGS_H
 
-#define WEFT_MAP_VERSION 0x00010001u
+#define WEFT_MAP_VERSION 0x00010002u
 #define WEFT_MAP_ADDR_BITS 16u
 
 /* id: Identifies the card image: magic, map version, board, build, features */
@@ -95,6 +95,25 @@
 #define WEFT_KV_WINDOW_DROPS_LO 0x0260u /* RO Packets ahead of their sender's window, dropped unacknowledged */
 #define WEFT_KV_WINDOW_DROPS_HI 0x0264u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 
+/* memops: MemOps switch port: program memory, telemetry */
+#define WEFT_MEMOPS_BASE 0x0300u
+#define WEFT_MEMOPS_TYPE 0x57460004u
+#define WEFT_MEMOPS_VERSION 1u
+#define WEFT_MEMOPS_BLK_TYPE 0x0300u /* RO Block header: what this block is */
+#define WEFT_MEMOPS_BLK_VERSION 0x0304u /* RO Block header: layout version of this block */
+#define WEFT_MEMOPS_BLK_NEXT 0x0308u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_MEMOPS_CTRL 0x030Cu /* RW Port control */
+#define WEFT_MEMOPS_CTRL_ENABLE_MASK 0x00000001u
+#define WEFT_MEMOPS_CTRL_ENABLE_SHIFT 0u
+#define WEFT_MEMOPS_PROG_ADDR 0x0310u /* RW Word index into the program image (bits 7:0); PROG_DATA writes advance it */
+#define WEFT_MEMOPS_PROG_DATA 0x0314u /* RW Program image word at PROG_ADDR; a write stores it and advances PROG_ADDR */
+#define WEFT_MEMOPS_TEL_SEL 0x0318u /* RW Telemetry counter to read: 0..K stage transactions, K..2K stage bytes, then issued, blocked, denied, errors, mirrored, mirror drops */
+#define WEFT_MEMOPS_TEL_LO 0x031Cu /* RO Selected counter bits 31:0; reading it latches bits 63:32 into TEL_HI */
+#define WEFT_MEMOPS_TEL_HI 0x0320u /* RO Selected counter bits 63:32 as latched by the last TEL_LO read */
+#define WEFT_MEMOPS_TEL_CLEAR 0x0324u /* WO Write 1 to clear every telemetry counter */
+#define WEFT_MEMOPS_GEOMETRY 0x0328u /* RO Ports (7:0), stages (15:8), ranges per destination (23:16), tags (31:24) */
+#define WEFT_MEMOPS_OUTSTANDING 0x032Cu /* RO Requests issued and not yet completed by their destination */
+
 /* queue: Host queue engine: H2C and C2H descriptor rings, doorbells, completion rings */
 #define WEFT_QUEUE_BASE 0x0400u
 #define WEFT_QUEUE_TYPE 0x57460005u
@@ -165,5 +184,145 @@
 #define WEFT_QUEUE_C2H_STATUS_OVERRUN_SHIFT 2u
 #define WEFT_QUEUE_C2H_STATUS_BAD_CONFIG_MASK 0x00000008u
 #define WEFT_QUEUE_C2H_STATUS_BAD_CONFIG_SHIFT 3u
+
+/* grad: Gradient aggregation (after SwitchML, ATP, DSA): job priorities, flush, geometry, counters */
+#define WEFT_GRAD_BASE 0x0500u
+#define WEFT_GRAD_TYPE 0x57460006u
+#define WEFT_GRAD_VERSION 1u
+#define WEFT_GRAD_BLK_TYPE 0x0500u /* RO Block header: what this block is */
+#define WEFT_GRAD_BLK_VERSION 0x0504u /* RO Block header: layout version of this block */
+#define WEFT_GRAD_BLK_NEXT 0x0508u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_GRAD_PRIO_LO 0x050Cu /* RW Priorities of jobs 0 to 7 (4 bits each, job j at bits 4j+3:4j) */
+#define WEFT_GRAD_PRIO_LO_JOB0_MASK 0x0000000Fu
+#define WEFT_GRAD_PRIO_LO_JOB0_SHIFT 0u
+#define WEFT_GRAD_PRIO_LO_JOB1_MASK 0x000000F0u
+#define WEFT_GRAD_PRIO_LO_JOB1_SHIFT 4u
+#define WEFT_GRAD_PRIO_LO_JOB2_MASK 0x00000F00u
+#define WEFT_GRAD_PRIO_LO_JOB2_SHIFT 8u
+#define WEFT_GRAD_PRIO_LO_JOB3_MASK 0x0000F000u
+#define WEFT_GRAD_PRIO_LO_JOB3_SHIFT 12u
+#define WEFT_GRAD_PRIO_LO_JOB4_MASK 0x000F0000u
+#define WEFT_GRAD_PRIO_LO_JOB4_SHIFT 16u
+#define WEFT_GRAD_PRIO_LO_JOB5_MASK 0x00F00000u
+#define WEFT_GRAD_PRIO_LO_JOB5_SHIFT 20u
+#define WEFT_GRAD_PRIO_LO_JOB6_MASK 0x0F000000u
+#define WEFT_GRAD_PRIO_LO_JOB6_SHIFT 24u
+#define WEFT_GRAD_PRIO_LO_JOB7_MASK 0xF0000000u
+#define WEFT_GRAD_PRIO_LO_JOB7_SHIFT 28u
+#define WEFT_GRAD_PRIO_HI 0x0510u /* RW Priorities of jobs 8 to 15 (4 bits each, job j at bits 4(j-8)+3:4(j-8)) */
+#define WEFT_GRAD_PRIO_HI_JOB8_MASK 0x0000000Fu
+#define WEFT_GRAD_PRIO_HI_JOB8_SHIFT 0u
+#define WEFT_GRAD_PRIO_HI_JOB9_MASK 0x000000F0u
+#define WEFT_GRAD_PRIO_HI_JOB9_SHIFT 4u
+#define WEFT_GRAD_PRIO_HI_JOB10_MASK 0x00000F00u
+#define WEFT_GRAD_PRIO_HI_JOB10_SHIFT 8u
+#define WEFT_GRAD_PRIO_HI_JOB11_MASK 0x0000F000u
+#define WEFT_GRAD_PRIO_HI_JOB11_SHIFT 12u
+#define WEFT_GRAD_PRIO_HI_JOB12_MASK 0x000F0000u
+#define WEFT_GRAD_PRIO_HI_JOB12_SHIFT 16u
+#define WEFT_GRAD_PRIO_HI_JOB13_MASK 0x00F00000u
+#define WEFT_GRAD_PRIO_HI_JOB13_SHIFT 20u
+#define WEFT_GRAD_PRIO_HI_JOB14_MASK 0x0F000000u
+#define WEFT_GRAD_PRIO_HI_JOB14_SHIFT 24u
+#define WEFT_GRAD_PRIO_HI_JOB15_MASK 0xF0000000u
+#define WEFT_GRAD_PRIO_HI_JOB15_SHIFT 28u
+#define WEFT_GRAD_CMD 0x0514u /* WO Write 1 to start a command; reads 0 */
+#define WEFT_GRAD_CMD_FLUSH_MASK 0x00000001u
+#define WEFT_GRAD_CMD_FLUSH_SHIFT 0u
+#define WEFT_GRAD_CMD_RESET_MASK 0x00000002u
+#define WEFT_GRAD_CMD_RESET_SHIFT 1u
+#define WEFT_GRAD_STATUS 0x0518u /* RO Engine status */
+#define WEFT_GRAD_STATUS_FLUSHING_MASK 0x00000001u
+#define WEFT_GRAD_STATUS_FLUSHING_SHIFT 0u
+#define WEFT_GRAD_GEOMETRY 0x051Cu /* RO Build parameters of the engine */
+#define WEFT_GRAD_GEOMETRY_LANES_MASK 0x000000FFu
+#define WEFT_GRAD_GEOMETRY_LANES_SHIFT 0u
+#define WEFT_GRAD_GEOMETRY_SLOT_BITS_MASK 0x0000FF00u
+#define WEFT_GRAD_GEOMETRY_SLOT_BITS_SHIFT 8u
+#define WEFT_GRAD_GEOMETRY_VALUE_BEATS_MASK 0x00FF0000u
+#define WEFT_GRAD_GEOMETRY_VALUE_BEATS_SHIFT 16u
+#define WEFT_GRAD_GEOMETRY_MAX_WORKERS_MASK 0xFF000000u
+#define WEFT_GRAD_GEOMETRY_MAX_WORKERS_SHIFT 24u
+#define WEFT_GRAD_PKTS_LO 0x0520u /* RO Packets in (every packet on the input, malformed ones included) */
+#define WEFT_GRAD_PKTS_HI 0x0524u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_AGGREGATED_LO 0x0528u /* RO Packets whose values were summed on the card (claims, adds, single-worker chunks) */
+#define WEFT_GRAD_AGGREGATED_HI 0x052Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_COMPLETED_LO 0x0530u /* RO Chunks completed on the card (RESULT packets) */
+#define WEFT_GRAD_COMPLETED_HI 0x0534u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_PREEMPTED_LO 0x0538u /* RO Preemptions: a higher-priority chunk took a slot, the partial went out as EVICT */
+#define WEFT_GRAD_PREEMPTED_HI 0x053Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_FALLBACKS_LO 0x0540u /* RO Packets forwarded unchanged to the host (slot held by a job of no lower priority) */
+#define WEFT_GRAD_FALLBACKS_HI 0x0544u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot; dropped */
+#define WEFT_GRAD_DUPLICATES_HI 0x054Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_MALFORMED_LO 0x0550u /* RO Malformed packets, dropped whole */
+#define WEFT_GRAD_MALFORMED_HI 0x0554u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_GRAD_FLUSHED_LO 0x0558u /* RO Slots evicted by a flush */
+#define WEFT_GRAD_FLUSHED_HI 0x055Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+
+/* avm: Accelerator Virtual Memory (after NicOS): allocation commands, arbitration, per-consumer limits, observation snapshot */
+#define WEFT_AVM_BASE 0x0600u
+#define WEFT_AVM_TYPE 0x57460007u
+#define WEFT_AVM_VERSION 1u
+#define WEFT_AVM_BLK_TYPE 0x0600u /* RO Block header: what this block is */
+#define WEFT_AVM_BLK_VERSION 0x0604u /* RO Block header: layout version of this block */
+#define WEFT_AVM_BLK_NEXT 0x0608u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_AVM_CTRL 0x060Cu /* RW Pool control */
+#define WEFT_AVM_CTRL_MANAGED_MASK 0x00000001u
+#define WEFT_AVM_CTRL_MANAGED_SHIFT 0u
+#define WEFT_AVM_CMD 0x0610u /* WO Start an allocation command; refused with RESULT=BUSY while one runs */
+#define WEFT_AVM_CMD_OP_MASK 0x00000003u
+#define WEFT_AVM_CMD_OP_SHIFT 0u
+#define WEFT_AVM_CMD_CONSUMER_MASK 0x00000030u
+#define WEFT_AVM_CMD_CONSUMER_SHIFT 4u
+#define WEFT_AVM_CMD_ARG_MASK 0x0000FF00u
+#define WEFT_AVM_CMD_ARG_SHIFT 8u
+#define WEFT_AVM_STATUS 0x0614u /* RO Outcome of the last command */
+#define WEFT_AVM_STATUS_BUSY_MASK 0x00000001u
+#define WEFT_AVM_STATUS_BUSY_SHIFT 0u
+#define WEFT_AVM_STATUS_RESULT_MASK 0x00000070u
+#define WEFT_AVM_STATUS_RESULT_SHIFT 4u
+#define WEFT_AVM_STATUS_PAGE_MASK 0x0000FF00u
+#define WEFT_AVM_STATUS_PAGE_SHIFT 8u
+#define WEFT_AVM_STATUS_COUNT_MASK 0x00FF0000u
+#define WEFT_AVM_STATUS_COUNT_SHIFT 16u
+#define WEFT_AVM_SNAP 0x0618u /* WO Write 1: copy every counter, histogram and page count, and the cycle, into the snapshot in one cycle, and reset SNAP_SEL */
+#define WEFT_AVM_SNAP_SEL 0x061Cu /* RW Snapshot word to read (bits 6:0): consumer c's word k at c*20+k (k: 0 requests, 1 grants, 2 stall cycles, 3 faults, 4+b latency bucket b), consumer c's pages at 80+c */
+#define WEFT_AVM_SNAP_DATA 0x0620u /* RO The selected snapshot word (32-bit counters wrap); reading it advances SNAP_SEL */
+#define WEFT_AVM_SNAP_CYCLE 0x0624u /* RO Bits 31:0 of the block's cycle counter at the last snapshot */
+#define WEFT_AVM_CLEAR 0x0628u /* WO Write 1 to clear every counter and histogram (not the snapshot) */
+#define WEFT_AVM_GEOMETRY 0x062Cu /* RO Consumers (7:0), physical pages (15:8), log2 words per page (19:16), virtual pages per consumer (27:20), queue depth (31:28) */
+#define WEFT_AVM_C0_WEIGHT 0x0640u /* RW Arbitration weight (bits 7:0; 0 counts as 1): grants per round-robin turn */
+#define WEFT_AVM_C0_PRIORITY 0x0644u /* RW Arbitration priority (bits 1:0): the highest waiting class is served first */
+#define WEFT_AVM_C0_LIMITS 0x0648u /* RW Page quota and reservation */
+#define WEFT_AVM_C0_LIMITS_QUOTA_MASK 0x000000FFu
+#define WEFT_AVM_C0_LIMITS_QUOTA_SHIFT 0u
+#define WEFT_AVM_C0_LIMITS_RESERVE_MASK 0x0000FF00u
+#define WEFT_AVM_C0_LIMITS_RESERVE_SHIFT 8u
+#define WEFT_AVM_C0_PAGES 0x064Cu /* RO Pages mapped now */
+#define WEFT_AVM_C1_WEIGHT 0x0650u /* RW Arbitration weight (bits 7:0; 0 counts as 1): grants per round-robin turn */
+#define WEFT_AVM_C1_PRIORITY 0x0654u /* RW Arbitration priority (bits 1:0): the highest waiting class is served first */
+#define WEFT_AVM_C1_LIMITS 0x0658u /* RW Page quota and reservation */
+#define WEFT_AVM_C1_LIMITS_QUOTA_MASK 0x000000FFu
+#define WEFT_AVM_C1_LIMITS_QUOTA_SHIFT 0u
+#define WEFT_AVM_C1_LIMITS_RESERVE_MASK 0x0000FF00u
+#define WEFT_AVM_C1_LIMITS_RESERVE_SHIFT 8u
+#define WEFT_AVM_C1_PAGES 0x065Cu /* RO Pages mapped now */
+#define WEFT_AVM_C2_WEIGHT 0x0660u /* RW Arbitration weight (bits 7:0; 0 counts as 1): grants per round-robin turn */
+#define WEFT_AVM_C2_PRIORITY 0x0664u /* RW Arbitration priority (bits 1:0): the highest waiting class is served first */
+#define WEFT_AVM_C2_LIMITS 0x0668u /* RW Page quota and reservation */
+#define WEFT_AVM_C2_LIMITS_QUOTA_MASK 0x000000FFu
+#define WEFT_AVM_C2_LIMITS_QUOTA_SHIFT 0u
+#define WEFT_AVM_C2_LIMITS_RESERVE_MASK 0x0000FF00u
+#define WEFT_AVM_C2_LIMITS_RESERVE_SHIFT 8u
+#define WEFT_AVM_C2_PAGES 0x066Cu /* RO Pages mapped now */
+#define WEFT_AVM_C3_WEIGHT 0x0670u /* RW Arbitration weight (bits 7:0; 0 counts as 1): grants per round-robin turn */
+#define WEFT_AVM_C3_PRIORITY 0x0674u /* RW Arbitration priority (bits 1:0): the highest waiting class is served first */
+#define WEFT_AVM_C3_LIMITS 0x0678u /* RW Page quota and reservation */
+#define WEFT_AVM_C3_LIMITS_QUOTA_MASK 0x000000FFu
+#define WEFT_AVM_C3_LIMITS_QUOTA_SHIFT 0u
+#define WEFT_AVM_C3_LIMITS_RESERVE_MASK 0x0000FF00u
+#define WEFT_AVM_C3_LIMITS_RESERVE_SHIFT 8u
+#define WEFT_AVM_C3_PAGES 0x067Cu /* RO Pages mapped now */
 
 #endif /* WEFT_REGS_H */

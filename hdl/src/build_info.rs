@@ -5,18 +5,33 @@ use weft_regs::{board, BuildInfo, Features};
 /// Full git commit hash of the source tree (empty outside a git checkout).
 pub const GIT_HASH: &str = env!("WEFT_GIT_HASH");
 
-/// Build info for a card image of this source tree on `board_id`: the
-/// commit's hash and time, and the engines built in so far.
-pub fn for_board(board_id: u32) -> BuildInfo {
+fn build(board_id: u32, features: Features) -> BuildInfo {
     BuildInfo {
         board_id,
         build_date: env!("WEFT_BUILD_DATE").parse().unwrap_or(0),
         git_hash: env!("WEFT_GIT_HASH32").parse().unwrap_or(0),
-        features: Features::CTRL.union(Features::KV_AGG),
+        features,
     }
 }
 
-/// Build info of the simulated card built from this source tree.
+/// Build info for an Alveo image of this source tree on `board_id`: the
+/// commit's hash and time, and the engines of the OpenNIC top (`weft_top`).
+pub fn for_board(board_id: u32) -> BuildInfo {
+    build(board_id, top_features())
+}
+
+/// The engines in `weft_top`.
+pub fn top_features() -> Features {
+    Features::CTRL | Features::KV_AGG | Features::GRAD_AGG | Features::AVM | Features::MEMOPS
+}
+
+/// Build info of the simulated card built from this source tree (the CSR
+/// block and the key-value engine).
 pub fn this_build() -> BuildInfo {
-    for_board(board::SIM)
+    build(board::SIM, Features::CTRL.union(Features::KV_AGG))
+}
+
+/// Build info of the OpenNIC top simulated from this source tree.
+pub fn top_build() -> BuildInfo {
+    build(board::SIM, top_features())
 }

@@ -233,3 +233,58 @@ impl Logic for Add64 {
         self.s_hi.next = self.hi.val();
     }
 }
+
+/// `{hi, lo}`: two values side by side (`N = H + L`). A block of its own
+/// because rust-hdl has no concatenation, and building one from shifts and
+/// casts emits width mismatches Verilator's lint rightly flags.
+#[derive(LogicBlock, Default)]
+pub struct Cat<const N: usize, const H: usize, const L: usize> {
+    /// The high part.
+    pub hi: Signal<In, Bits<H>>,
+    /// The low part.
+    pub lo: Signal<In, Bits<L>>,
+    /// `{hi, lo}`.
+    pub out: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const H: usize, const L: usize> Logic for Cat<N, H, L> {
+    fn update(&mut self) {
+        self.out.next =
+            (bit_cast::<N, H>(self.hi.val()) << L as u64) | bit_cast::<N, L>(self.lo.val());
+    }
+
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert_eq!(N, H + L, "Cat<{N}, {H}, {L}>: N must be H + L");
+        Verilog::Custom("always @(*) out = {hi, lo};".into())
+    }
+}
+
+/// `{hi, lo}` of two bits.
+#[derive(LogicBlock, Default)]
+pub struct Pair {
+    /// Bit 1.
+    pub hi: Signal<In, Bit>,
+    /// Bit 0.
+    pub lo: Signal<In, Bit>,
+    /// `{hi, lo}`.
+    pub out: Signal<Out, Bits<2>>,
+}
+
+impl Logic for Pair {
+    fn update(&mut self) {
+        let v = (u64::from(self.hi.val()) << 1) | u64::from(self.lo.val());
+        self.out.next = v.into();
+    }
+
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) out = {hi, lo};".into())
+    }
+}

@@ -154,6 +154,32 @@ pub fn axil_cdc() -> crate::cdc::AxilCdc {
     uut
 }
 
+/// Run `f` on a thread with a 256 MiB stack. rust-hdl builds a block's
+/// Verilog syntax tree in one generated function, and the top's is large
+/// enough to overflow a default 2 MiB thread stack in a debug build.
+pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, f)
+            .expect("spawn a thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+/// The Verilog of the OpenNIC top for `build`, module `weft_top`.
+pub fn top_verilog(build: &BuildInfo) -> String {
+    on_big_stack(|| verilog_of(&top(build), &module_name("top")))
+}
+
+/// The OpenNIC top for `build`, connected.
+pub fn top(build: &BuildInfo) -> crate::top::WeftTop {
+    let mut uut = crate::top::WeftTop::new(build);
+    uut.connect_all();
+    uut
+}
+
 /// Verilog of every block of the card, for `build`.
 pub fn all(build: &BuildInfo) -> Vec<Emitted> {
     vec![
@@ -201,6 +227,13 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "card",
             verilog: verilog_of(&card::<9>(build), &module_name("card")),
+        },
+        Emitted {
+            name: "top",
+            verilog: top_verilog(&BuildInfo {
+                features: crate::build_info::top_features(),
+                ..*build
+            }),
         },
     ]
 }

@@ -17,6 +17,7 @@ pub mod grad_agg;
 pub mod kv_agg;
 pub mod lint;
 pub mod steer;
+pub mod top;
 pub mod memops;
 
 pub use build_info::this_build;

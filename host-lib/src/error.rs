@@ -32,6 +32,10 @@ pub enum Error {
     #[cfg(feature = "sim")]
     #[error(transparent)]
     Avm(#[from] crate::avm::AvmError),
+    /// A gradient aggregation job.
+    #[cfg(feature = "sim")]
+    #[error(transparent)]
+    Grad(#[from] crate::grad::GradError),
     /// A self-check found a disagreement or a broken rule.
     #[error("self-check failed: {0}")]
     Check(String),

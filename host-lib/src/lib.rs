@@ -26,6 +26,8 @@ pub mod bench;
 pub mod bitstream;
 pub mod error;
 #[cfg(feature = "sim")]
+pub mod grad;
+#[cfg(feature = "sim")]
 pub mod kv;
 pub mod memops;
 pub mod nic;

@@ -639,25 +639,34 @@ fn text(o: &Output) -> (String, String) {
 }
 
 #[test]
-fn cli_build_refuses_without_the_top_and_dry_runs() {
+fn cli_build_writes_the_top_refuses_without_vivado_and_dry_runs() {
     let dir = tempfile::tempdir().unwrap();
     let bs = scratch_bitstreams(dir.path());
     let shell = dir.path().join("shell");
     fake_shell(&shell, P2P_250MHZ);
     let nov = dir.path().join("no-vivado");
     let sh = shell.to_str().unwrap();
+    let out = dir.path().join("out");
     let o = weft(
-        &["bitstream", "build", "--board", "u55c", "--shell-dir", sh],
+        &[
+            "bitstream",
+            "build",
+            "--board",
+            "u55c",
+            "--shell-dir",
+            sh,
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &bs,
         &nov,
     );
     let (_, err) = text(&o);
     assert!(!o.status.success());
-    assert_eq!(
-        err.trim(),
-        "error: the OpenNIC top `weft_top` is not built yet (issue 8); --dry-run writes the flow files for inspection"
-    );
-    let out = dir.path().join("out");
+    assert!(err.to_lowercase().contains("vivado"), "{err}");
+    let top = std::fs::read_to_string(out.join("plugin/verilog/weft_top.v")).unwrap();
+    assert!(top.contains("module weft_top"));
+    let out = dir.path().join("dry");
     let o = weft(
         &[
             "bitstream",
@@ -679,12 +688,9 @@ fn cli_build_refuses_without_the_top_and_dry_runs() {
         stdout.contains("dry run for u55c") && stdout.contains("-mode batch"),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("card (CSR + kv_agg; weft_top not yet built)"),
-        "{stdout}"
-    );
-    let card = std::fs::read_to_string(out.join("plugin/verilog/weft_card.v")).unwrap();
-    assert!(card.contains("module weft_card"));
+    assert!(stdout.contains("top: weft_top"), "{stdout}");
+    let w = std::fs::read_to_string(out.join("plugin/weft_250mhz.sv")).unwrap();
+    assert!(w.contains("weft_top weft_top_inst (") && !w.contains("STUB"));
     let o = weft(
         &[
             "bitstream",
@@ -699,6 +705,46 @@ fn cli_build_refuses_without_the_top_and_dry_runs() {
         &nov,
     );
     assert!(text(&o).1.contains("no board \"u7\""));
+}
+
+/// The real top inside the generated wrapper, linted together: the port
+/// list of `weft_top` is exactly what the box wrapper connects.
+#[test]
+fn the_wrapper_and_weft_top_lint_clean_together() {
+    let build = weft::bitstream::top::build_info(weft_regs::board::U55C);
+    let top = weft::bitstream::top::opennic_top(&build).unwrap();
+    let ports = opennic::parse_module_ports(P2P_250MHZ, "p2p_250mhz").unwrap();
+    let w = opennic::wrapper(&ports, Some(&top));
+    let have = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() != Ok("1"),
+            "WEFT_REQUIRE_VERILATOR=1 but verilator is not installed"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let wf = dir.path().join("weft_250mhz.sv");
+    std::fs::write(&wf, &w).unwrap();
+    let tf = dir.path().join("weft_top.v");
+    std::fs::write(&tf, &top.files[0].text).unwrap();
+    let waivers = dir.path().join("waivers.vlt");
+    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
+    let o = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", "weft_250mhz"])
+        .arg(&waivers)
+        .arg(&wf)
+        .arg(&tf)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "verilator lint:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -1094,8 +1140,8 @@ fn estimate_shares_and_json_shape() {
         capacity: b.resources.clone(),
         unconfirmed_capacity: vec!["resources.luts".into()],
         tool: "Yosys 0.23 synth_xilinx -family xcup".into(),
-        top: weft::bitstream::top::CURRENT_TOP.into(),
-        total: block("card"),
+        top: "weft_top".into(),
+        total: block("top"),
         engines: estimate::ENGINES.iter().map(|n| block(n)).collect(),
     };
     let v = serde_json::to_value(&e).unwrap();
@@ -1111,8 +1157,8 @@ fn estimate_shares_and_json_shape() {
     ] {
         assert!(v.get(k).is_some(), "{k}");
     }
-    assert_eq!(v["top"], "card (CSR + kv_agg; weft_top not yet built)");
-    assert_eq!(v["engines"].as_array().unwrap().len(), 3);
+    assert_eq!(v["top"], "weft_top");
+    assert_eq!(v["engines"].as_array().unwrap().len(), estimate::ENGINES.len());
     for k in [
         "luts",
         "lutram_luts",
@@ -1131,9 +1177,9 @@ fn estimate_shares_and_json_shape() {
     let back: estimate::Estimate = serde_json::from_value(v).unwrap();
     assert_eq!(back, e);
     let r = estimate::render(&e);
-    assert!(r.contains("top: card (CSR + kv_agg; weft_top not yet built)"));
+    assert!(r.contains("top: weft_top"), "{r}");
     assert!(r.contains("1303680?"), "unconfirmed capacity marked: {r}");
-    assert!(r.contains("memops") && r.contains("not on the card yet"));
+    assert!(r.contains("grad_agg") && r.contains("data ports not connected"));
 }
 
 #[test]

@@ -252,3 +252,16 @@ crate::hdl_ports!(
         m_tuser_dst,
     }
 );
+
+use weft_model::top::{TopIn, TopOut};
+
+crate::hdl_ports!(
+    weft_hdl::top::WeftTop,
+    clocks [axil_aclk, axis_aclk],
+    TopIn {
+        s_axil_awvalid, s_axil_awaddr, s_axil_wvalid, s_axil_wdata, s_axil_bready, s_axil_arvalid, s_axil_araddr, s_axil_rready, s_axis_qdma_h2c_tvalid, s_axis_qdma_h2c_tdata, s_axis_qdma_h2c_tkeep, s_axis_qdma_h2c_tlast, s_axis_qdma_h2c_tuser_size, s_axis_qdma_h2c_tuser_src, s_axis_qdma_h2c_tuser_dst, m_axis_qdma_c2h_tready, m_axis_adap_tx_250mhz_tready, s_axis_adap_rx_250mhz_tvalid, s_axis_adap_rx_250mhz_tdata, s_axis_adap_rx_250mhz_tkeep, s_axis_adap_rx_250mhz_tlast, s_axis_adap_rx_250mhz_tuser_size, s_axis_adap_rx_250mhz_tuser_src, s_axis_adap_rx_250mhz_tuser_dst, mod_rstn,
+    },
+    TopOut {
+        s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_bresp, s_axil_arready, s_axil_rvalid, s_axil_rdata, s_axil_rresp, s_axis_qdma_h2c_tready, m_axis_qdma_c2h_tvalid, m_axis_qdma_c2h_tdata, m_axis_qdma_c2h_tkeep, m_axis_qdma_c2h_tlast, m_axis_qdma_c2h_tuser_size, m_axis_qdma_c2h_tuser_src, m_axis_qdma_c2h_tuser_dst, m_axis_adap_tx_250mhz_tvalid, m_axis_adap_tx_250mhz_tdata, m_axis_adap_tx_250mhz_tkeep, m_axis_adap_tx_250mhz_tlast, m_axis_adap_tx_250mhz_tuser_size, m_axis_adap_tx_250mhz_tuser_src, m_axis_adap_tx_250mhz_tuser_dst, s_axis_adap_rx_250mhz_tready, mod_rst_done,
+    }
+);

@@ -8,7 +8,7 @@ use crate::{Access, Block, BuildField, Field, Map, Register, Value};
 /// Register-map major version: bumped when a register moves or changes meaning.
 pub const MAP_VERSION_MAJOR: u32 = 1;
 /// Register-map minor version: bumped when registers or blocks are added.
-pub const MAP_VERSION_MINOR: u32 = 1;
+pub const MAP_VERSION_MINOR: u32 = 2;
 /// The `ID.MAGIC` value: ASCII "WEFT".
 pub const MAGIC: u32 = 0x5745_4654;
 
@@ -563,8 +563,8 @@ pub mod kv {
     };
 }
 
-/// The MemOps switch port (`memops`). Not on the card's chain yet: the
-/// simulated port runs standalone, driven through its engine register port.
+/// The MemOps switch port (`memops`). On the chain; present in the OpenNIC
+/// top (`weft_top`), not in the simulated card (see `ID.FEATURES`).
 pub mod memops {
     use super::*;
 
@@ -691,8 +691,8 @@ pub mod memops {
 }
 
 /// Accelerator Virtual Memory (`avm`): the shared on-chip pool of named
-/// consumers. Not on the card's chain yet: the simulated pool runs
-/// standalone, driven through its engine register port.
+/// consumers. On the chain; present in the OpenNIC top (`weft_top`), not in
+/// the simulated card (see `ID.FEATURES`).
 pub mod avm {
     use super::*;
 
@@ -939,8 +939,8 @@ pub mod avm {
 }
 
 /// The gradient aggregation engine (`grad_agg`, after SwitchML, ATP and
-/// DSA). Not on the card's chain yet: the engine runs standalone, driven
-/// through its engine register port, as `memops` does.
+/// DSA). On the chain; present in the OpenNIC top (`weft_top`), not in the
+/// simulated card (see `ID.FEATURES`).
 pub mod grad {
     use super::*;
 
@@ -1521,5 +1521,13 @@ pub const ADDR_BITS: u32 = 16;
 pub const MAP: Map = Map {
     version: (MAP_VERSION_MAJOR << 16) | MAP_VERSION_MINOR,
     addr_bits: ADDR_BITS,
-    blocks: &[id::BLOCK, ctrl::BLOCK, kv::BLOCK, queue::BLOCK],
+    blocks: &[
+        id::BLOCK,
+        ctrl::BLOCK,
+        kv::BLOCK,
+        memops::BLOCK,
+        queue::BLOCK,
+        grad::BLOCK,
+        avm::BLOCK,
+    ],
 };

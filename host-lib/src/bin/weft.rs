@@ -15,6 +15,8 @@ use weft_regs::MAP;
 
 #[path = "../cli/avm.rs"]
 mod avm_cli;
+#[path = "../cli/grad.rs"]
+mod grad_cli;
 
 #[derive(Parser)]
 #[command(
@@ -257,6 +259,11 @@ enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Gradient aggregation: the shipped multi-job workload (scarce slots,
+    /// jobs of different communication intensity) under fifo and dsa in one
+    /// run; average JCT of each and their ratio, values per cycle, chunks on
+    /// the card and by the host, preemptions.
+    Grad(grad_cli::BenchGradArgs),
 }
 
 #[derive(Args)]
@@ -284,6 +291,12 @@ enum AggCmd {
     Kv(KvArgs),
     /// Write a seeded Zipf tuple stream in the `agg kv --input` format.
     Gen(GenArgs),
+    /// Gradient aggregation (after SwitchML, ATP and DSA): the jobs of
+    /// JOBS.toml share the card's aggregator slots in device time under a
+    /// priority policy; per job completion time, chunks on the card and by
+    /// the host fallback, preemptions; fails unless every summed tensor
+    /// equals the exact reference.
+    Grad(grad_cli::AggGradArgs),
 }
 
 #[derive(Args)]
@@ -1580,6 +1593,12 @@ fn main() -> ExitCode {
         } => memops_run(&program, &trace, &device, seed, json),
         Cmd::Avm { cmd } => avm_cli::run(cmd),
         Cmd::Agg { cmd: AggCmd::Kv(a) } => agg_kv(a),
+        Cmd::Agg {
+            cmd: AggCmd::Grad(a),
+        } => grad_cli::agg(a),
+        Cmd::Bench {
+            cmd: BenchCmd::Grad(a),
+        } => grad_cli::bench(a),
         Cmd::Agg {
             cmd: AggCmd::Gen(a),
         } => agg_gen(a),

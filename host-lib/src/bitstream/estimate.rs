@@ -151,10 +151,15 @@ pub fn block_estimate(
 /// What each engine block is, for the output.
 pub fn engine_note(block: &str) -> &'static str {
     match block {
-        "csr" => "register map decode (on the card)",
-        "kv_agg" => "key-value aggregation, 8 lanes x 512 slots (on the card)",
-        "memops" => "MemOps switch port, 8 stages (standalone; not on the card yet)",
-        "card" => "the card: CSR + kv_agg on one clock",
+        "csr" => "register map decode",
+        "kv_agg" => "key-value aggregation, 8 lanes x 512 slots",
+        "grad_agg" => "gradient aggregation, 16 lanes x 256 slots",
+        "memops" => "MemOps switch port, 8 stages (registers only in weft_top: data ports not connected)",
+        "avm" => "AVM pool, 4 consumers x 16 pages (registers only in weft_top: data ports not connected)",
+        "axil_cdc" => "AXI4-Lite crossing axil_aclk -> axis_aclk",
+        "deframe" => "UDP steering and header strip (two in weft_top)",
+        "pkt_mux4" => "packet merge (three in weft_top)",
+        "card" => "the simulated card: CSR + kv_agg on one clock",
         _ => "",
     }
 }
@@ -227,7 +232,9 @@ pub fn render(e: &Estimate) -> String {
 }
 
 /// Blocks of the per-engine breakdown.
-pub const ENGINES: [&str; 3] = ["csr", "kv_agg", "memops"];
+pub const ENGINES: [&str; 8] = [
+    "csr", "kv_agg", "grad_agg", "memops", "avm", "axil_cdc", "deframe", "pkt_mux4",
+];
 
 #[cfg(feature = "sim")]
 mod run {

@@ -1,14 +1,11 @@
 //! What the card's top is, for the bitstream flow.
 //!
-//! [`opennic_top`] is the one place the OpenNIC top plugs in: it returns
-//! `None` until weft-hdl has `weft_top` (issue 8), the block that exposes
-//! exactly the 250 MHz box's ports. When it lands, it returns that block's
-//! Verilog and module name, and nothing else in the flow changes: the
-//! wrapper instantiates it ([`super::opennic::wrapper`]), `build` stops
-//! refusing, and `estimate` synthesises it instead of the card.
-//!
-//! Until then the top that exists is `weft_hdl::card::Card` (CSR block and
-//! `kv_agg` on one clock), emitted as block `card`.
+//! [`opennic_top`] is the one place the OpenNIC top plugs in: weft-hdl's
+//! `weft_top` (`weft_hdl::top::WeftTop`), which exposes exactly the 250 MHz
+//! box's ports. The wrapper instantiates it ([`super::opennic::wrapper`]),
+//! `build` puts its Verilog in the plugin, and `estimate` synthesises it.
+//! The flow still handles a `None` top (a stub wrapper that refuses
+//! synthesis, only dry runs), for a build of the library without it.
 
 /// One Verilog file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,30 +25,24 @@ pub struct TopSource {
     pub files: Vec<SourceFile>,
 }
 
-/// The module name the OpenNIC top will have.
+/// The module name of the OpenNIC top.
 pub const OPENNIC_TOP_MODULE: &str = "weft_top";
 
-/// How the current top is described while `weft_top` does not exist.
-pub const CURRENT_TOP: &str = "card (CSR + kv_agg; weft_top not yet built)";
+/// How the top is described when there is none (the flow's fallback: the
+/// simulated card).
+pub const CURRENT_TOP: &str = "card (CSR + kv_agg on one clock; no OpenNIC top)";
 
-/// The OpenNIC top for an image built with `build`, or `None` while weft-hdl
-/// has no `weft_top` (issue 8).
-///
-/// When `weft_top` lands this becomes, in one place:
-///
-/// ```ignore
-/// Some(TopSource {
-///     module: OPENNIC_TOP_MODULE.into(),
-///     files: vec![SourceFile {
-///         name: "weft_top.v".into(),
-///         text: weft_hdl::emit::verilog_of(&weft_hdl::emit::top(build), OPENNIC_TOP_MODULE),
-///     }],
-/// })
-/// ```
+/// The OpenNIC top for an image built with `build`: `weft_top` (its
+/// Verilog holds every submodule).
 #[cfg(feature = "sim")]
 pub fn opennic_top(build: &weft_regs::BuildInfo) -> Option<TopSource> {
-    let _ = build;
-    None
+    Some(TopSource {
+        module: OPENNIC_TOP_MODULE.into(),
+        files: vec![SourceFile {
+            name: format!("{OPENNIC_TOP_MODULE}.v"),
+            text: weft_hdl::emit::top_verilog(build),
+        }],
+    })
 }
 
 /// The Verilog of every block weft-hdl emits today (`weft_<block>.v`, as

@@ -22,6 +22,7 @@ pub mod kv_agg;
 pub mod memops;
 pub mod ports;
 pub mod steer;
+pub mod top;
 
 pub use clocks::Schedule;
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
