@@ -85,7 +85,7 @@ where
                     cache_dir: opts.cache_dir.clone(),
                     progress: opts.progress,
                 };
-                Some(vl::build::<B::In, B::Out, B>(&make(), module, &bo)?)
+                Some(vl::build::<B::In, B::Out, B>(&make, module, &bo)?)
             }
         };
         Ok(Self {

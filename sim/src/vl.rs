@@ -20,13 +20,21 @@ pub const CLOCK: &str = "clock";
 /// Build (or fetch from the cache) the Verilated model of a connected block,
 /// after checking that its ports are exactly `I` and `O` plus its clocks
 /// (`B::CLOCKS`).
+///
+/// The block is made and its Verilog generated on a large stack
+/// (`weft_hdl::emit::on_big_stack`): rust-hdl builds a block's syntax tree
+/// in one generated function, which overflows a test thread's default stack
+/// for large blocks in a debug build.
 pub fn build<I: PortSet, O: PortSet, B: HdlPorts>(
-    uut: &B,
+    make: &(dyn Fn() -> B + Sync),
     module: &str,
     opts: &BuildOptions,
 ) -> Result<Arc<Library>, SimError> {
-    let verilog = weft_hdl::emit::verilog_of(uut, module);
-    let source = source_with_clocks::<I, O>(verilog, module, &ports_of(uut), B::CLOCKS)?;
+    let (verilog, ports) = weft_hdl::emit::on_big_stack(|| {
+        let uut = make();
+        (weft_hdl::emit::verilog_of(&uut, module), ports_of(&uut))
+    });
+    let source = source_with_clocks::<I, O>(verilog, module, &ports, B::CLOCKS)?;
     Ok(verilator::build(&source, opts)?)
 }
 

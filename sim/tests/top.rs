@@ -9,7 +9,6 @@
 //! network.
 
 use std::collections::VecDeque;
-use weft_hdl::top::WeftTop;
 use weft_model::axil::{AxilMaster, MasterSignals, Op, SlaveSignals, Timing, DECERR, OKAY};
 use weft_model::grad_agg::packet as gp;
 use weft_model::kv_agg::packet as kp;

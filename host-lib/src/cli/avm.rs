@@ -99,7 +99,7 @@ fn factory(device: &DeviceSpec) -> Result<PoolFactory> {
     let engine = match device {
         DeviceSpec::Sim(e) => *e,
         DeviceSpec::Vfio(_) => bail!(
-            "{device}: the AVM pool is not on the card's register chain yet; it runs on the simulated pool (sim, sim:verilator, sim:model)"
+            "{device}: AVM scenarios need the pool's consumer ports, which are not connected on the card yet (weft_top reaches only its registers); they run on the simulated pool (sim, sim:verilator, sim:model)"
         ),
     };
     let pb = spinner();
