@@ -64,9 +64,17 @@ fn identifies_a_good_card() {
     let names: Vec<_> = info.blocks.iter().map(|b| b.name).collect();
     assert_eq!(
         names,
-        vec![Some("id"), Some("ctrl"), Some("kv"), Some("queue")]
+        vec![
+            Some("id"),
+            Some("ctrl"),
+            Some("kv"),
+            Some("memops"),
+            Some("queue"),
+            Some("grad"),
+            Some("avm")
+        ]
     );
-    assert_eq!(info.map_version_string(), "1.1");
+    assert_eq!(info.map_version_string(), "1.2");
 }
 
 #[test]

@@ -18,13 +18,13 @@ fn status_json_on_both_engines() {
         assert!(ok, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["device"], d);
-        assert_eq!(v["map_version"], "1.1");
+        assert_eq!(v["map_version"], "1.2");
         let hash = format!("{:08x}", weft_hdl::this_build().git_hash);
         assert_eq!(v["git_hash"], hash.as_str());
         assert_eq!(v["blocks"][1]["name"], "ctrl");
     }
     let (ok, out, _) = weft(&["status"]);
-    assert!(ok && out.contains("map version  1.1"), "{out}");
+    assert!(ok && out.contains("map version  1.2"), "{out}");
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn lint_and_verify() {
     let (ok, out, err) = weft(&["verify", "--transactions", "300", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["status"]["map_version"], "1.1");
+    assert_eq!(v["status"]["map_version"], "1.2");
     let v = &v["self_check"];
     assert_eq!(v["witnesses"].as_array().unwrap().len(), 3);
     let hashes: Vec<_> = v["witnesses"]
