@@ -14,6 +14,24 @@ pub struct BlockStatus {
     pub type_id: String,
     /// Header version.
     pub version: u32,
+    /// The engine behind the block is built into this image (`ID.FEATURES`);
+    /// `false` for a block the map defines but this image leaves out, whose
+    /// registers read 0.
+    pub present: bool,
+}
+
+/// Whether the image with `features` has the engine behind block `name`.
+/// Blocks without a feature bit (id, ctrl, queue) count as present.
+fn present(name: Option<&str>, features: weft_regs::Features) -> bool {
+    use weft_regs::Features as F;
+    let need = match name {
+        Some("kv") => F::KV_AGG,
+        Some("grad") => F::GRAD_AGG,
+        Some("avm") => F::AVM,
+        Some("memops") => F::MEMOPS,
+        _ => F::empty(),
+    };
+    features.contains(need)
 }
 
 /// What `weft status` prints.
@@ -62,6 +80,7 @@ impl Status {
                     name: b.name.unwrap_or("unknown").to_string(),
                     type_id: format!("{:#010x}", b.type_id),
                     version: b.version,
+                    present: present(b.name, info.features),
                 })
                 .collect(),
         }
@@ -81,8 +100,16 @@ impl Status {
         );
         for b in &self.blocks {
             s.push_str(&format!(
-                "  {}  {:<6} type {} v{}\n",
-                b.base, b.name, b.type_id, b.version
+                "  {}  {:<6} type {} v{}{}\n",
+                b.base,
+                b.name,
+                b.type_id,
+                b.version,
+                if b.present {
+                    ""
+                } else {
+                    "  (not in this image)"
+                }
             ));
         }
         s
