@@ -16,8 +16,8 @@ pub mod emit;
 pub mod grad_agg;
 pub mod kv_agg;
 pub mod lint;
+pub mod memops;
 pub mod steer;
 pub mod top;
-pub mod memops;
 
 pub use build_info::this_build;

@@ -1158,7 +1158,10 @@ fn estimate_shares_and_json_shape() {
         assert!(v.get(k).is_some(), "{k}");
     }
     assert_eq!(v["top"], "weft_top");
-    assert_eq!(v["engines"].as_array().unwrap().len(), estimate::ENGINES.len());
+    assert_eq!(
+        v["engines"].as_array().unwrap().len(),
+        estimate::ENGINES.len()
+    );
     for k in [
         "luts",
         "lutram_luts",

@@ -25,7 +25,12 @@ fn identify_walks_the_chain() {
         let b = weft_hdl::this_build();
         assert_eq!((info.git_hash, info.build_date), (b.git_hash, b.build_date));
         let names: Vec<_> = info.blocks.iter().map(|b| b.name.unwrap()).collect();
-        assert_eq!(names, ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"], "{}", dev.name());
+        assert_eq!(
+            names,
+            ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"],
+            "{}",
+            dev.name()
+        );
     }
 }
 

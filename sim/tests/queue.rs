@@ -187,7 +187,10 @@ fn the_simulated_card_serves_the_queue_block() {
     let dev = Arc::new(SimDevice::open(Engine::RustHdl, &EngineOptions::default()).unwrap());
     let info = identify(dev.as_ref()).unwrap();
     let names: Vec<_> = info.blocks.iter().map(|b| b.name.unwrap()).collect();
-    assert_eq!(names, ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"]);
+    assert_eq!(
+        names,
+        ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"]
+    );
     let d: Arc<dyn Device> = dev.clone();
     let mut h2c = H2cQueue::open(
         d.clone(),
