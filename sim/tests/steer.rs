@@ -10,8 +10,8 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::OnceLock;
 use weft_hdl::steer::{Deframe, PktMux4};
 use weft_model::steer::{
-    classify, Beat, DeframeIn, DeframeModel, DeframeOut, MuxIn, MuxOut, PktMuxModel, GRAD_PORT,
-    KV_PORT, STRIP,
+    classify, from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, MuxIn, MuxOut,
+    PktMuxModel, GRAD_PORT, KV_PORT, STRIP,
 };
 use weft_model::Driver;
 use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
@@ -40,21 +40,6 @@ where
         hdl: Prepared::new(Engine::RustHdl, module, make, false, &o).unwrap(),
         vl,
     }
-}
-
-fn words(b: &[u8]) -> [u32; 16] {
-    let mut d = [0u32; 16];
-    for (i, x) in b.iter().enumerate().take(64) {
-        d[i / 4] |= (*x as u32) << (8 * (i % 4));
-    }
-    d
-}
-
-fn bytes(d: &[u32; 16], keep: u64) -> Vec<u8> {
-    (0..64)
-        .filter(|i| keep >> i & 1 != 0)
-        .map(|i| (d[i / 4] >> (8 * (i % 4))) as u8)
-        .collect()
 }
 
 fn keep_of(n: usize) -> u64 {
@@ -115,7 +100,7 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
             let f = &self.frames[self.next];
             let at = 64 * self.beat;
             let n = (f.len() - at).min(64);
-            i.s_tdata = words(&f[at..at + n]);
+            i.s_tdata = from_bytes(&f[at..at + n]);
             i.s_tkeep = keep_of(n);
             i.s_tlast = at + n == f.len();
             i.s_tvalid = true;
@@ -135,7 +120,7 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
             }
         }
         if o.m_tvalid && i.m_tready {
-            self.cur.extend(bytes(&o.m_tdata, o.m_tkeep));
+            self.cur.extend(kept_bytes(&o.m_tdata, o.m_tkeep));
             if o.m_tlast {
                 self.out
                     .push((o.m_tdest, o.m_tuser_size, std::mem::take(&mut self.cur)));
@@ -181,7 +166,7 @@ fn check_deframe(seed: u64, n: usize, bubble: f64, stall: f64) -> Result<(), Str
             let mut first = [0u8; 64];
             let n = fr.len().min(64);
             first[..n].copy_from_slice(&fr[..n]);
-            let want_dest = classify(&words(&first), fr.len() as u16);
+            let want_dest = classify(&from_bytes(&first), fr.len() as u16);
             let (want_size, want) = if want_dest == 0 {
                 (fr.len(), &fr[..])
             } else {

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use weft_model::axil::{AxilMaster, MasterSignals, Op, SlaveSignals, Timing, DECERR, OKAY};
 use weft_model::grad_agg::packet as gp;
 use weft_model::kv_agg::packet as kp;
-use weft_model::steer::{GRAD_PORT, KV_PORT};
+use weft_model::steer::{from_bytes, kept_bytes, GRAD_PORT, KV_PORT};
 use weft_model::top::{box_schedule, TopIn, TopOut};
 use weft_model::{Driver, Schedule};
 use weft_regs::{avm, ctrl, grad, id, kv, memops};
@@ -61,21 +61,6 @@ fn raw_frame(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-fn words(b: &[u8]) -> [u32; 16] {
-    let mut d = [0u32; 16];
-    for (i, x) in b.iter().enumerate().take(64) {
-        d[i / 4] |= (*x as u32) << (8 * (i % 4));
-    }
-    d
-}
-
-fn bytes(d: &[u32; 16], keep: u64) -> Vec<u8> {
-    (0..64)
-        .filter(|i| keep >> i & 1 != 0)
-        .map(|i| (d[i / 4] >> (8 * (i % 4))) as u8)
-        .collect()
-}
-
 /// A frame source on one stream.
 #[derive(Clone, Default)]
 struct Source {
@@ -91,7 +76,7 @@ impl Source {
         let n = (f.len() - at).min(64);
         let keep = if n == 64 { u64::MAX } else { (1 << n) - 1 };
         Some((
-            words(&f[at..at + n]),
+            from_bytes(&f[at..at + n]),
             keep,
             at + n == f.len(),
             f.len() as u16,
@@ -168,7 +153,7 @@ impl Driver<TopIn, TopOut> for TopDriver {
             s_axil_araddr: a.araddr as u64 | (b.araddr as u64) << 32,
             s_axil_rready: bit(a.rready, b.rready),
             m_axis_qdma_c2h_tready: true,
-            m_axis_adap_tx_250mhz_tready: self.step % 3 != 0,
+            m_axis_adap_tx_250mhz_tready: !self.step.is_multiple_of(3),
             mod_rstn: self.step >= RESET_STEPS,
             ..Default::default()
         };
@@ -209,8 +194,10 @@ impl Driver<TopIn, TopOut> for TopDriver {
             self.h2c.take(i.s_axis_qdma_h2c_tlast);
         }
         if o.m_axis_qdma_c2h_tvalid && i.m_axis_qdma_c2h_tready {
-            self.cur_c2h
-                .extend(bytes(&o.m_axis_qdma_c2h_tdata, o.m_axis_qdma_c2h_tkeep));
+            self.cur_c2h.extend(kept_bytes(
+                &o.m_axis_qdma_c2h_tdata,
+                o.m_axis_qdma_c2h_tkeep,
+            ));
             if o.m_axis_qdma_c2h_tlast {
                 self.c2h.push(Got {
                     bytes: std::mem::take(&mut self.cur_c2h),
@@ -221,7 +208,7 @@ impl Driver<TopIn, TopOut> for TopDriver {
             }
         }
         if o.m_axis_adap_tx_250mhz_tvalid && i.m_axis_adap_tx_250mhz_tready {
-            self.cur_tx.extend(bytes(
+            self.cur_tx.extend(kept_bytes(
                 &o.m_axis_adap_tx_250mhz_tdata,
                 o.m_axis_adap_tx_250mhz_tkeep,
             ));

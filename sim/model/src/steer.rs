@@ -116,12 +116,22 @@ fn to_bytes(d: &Words) -> [u8; 64] {
     std::array::from_fn(|i| byte(d, i))
 }
 
-fn from_bytes(b: &[u8]) -> Words {
+/// A 512-bit beat's words from up to 64 bytes (byte `i` in bits
+/// `8i+7:8i`, the rest 0).
+pub fn from_bytes(b: &[u8]) -> Words {
     let mut d = [0u32; 16];
     for (i, x) in b.iter().enumerate().take(64) {
         d[i / 4] |= (*x as u32) << (8 * (i % 4));
     }
     d
+}
+
+/// The bytes of a beat that `keep` enables, in order.
+pub fn kept_bytes(d: &Words, keep: u64) -> Vec<u8> {
+    (0..64)
+        .filter(|i| keep >> i & 1 != 0)
+        .map(|i| byte(d, i))
+        .collect()
 }
 
 /// The deframer, cycle by cycle.
