@@ -217,8 +217,8 @@ impl Driver<MuxIn, MuxOut> for MuxDriver {
 
     fn observe(&mut self, i: &MuxIn, o: &MuxOut) {
         let ready = [o.s0_tready, o.s1_tready, o.s2_tready, o.s3_tready];
-        for k in 0..4 {
-            if ready[k] && i.beat(k).tvalid {
+        for (k, &ready) in ready.iter().enumerate() {
+            if ready && i.beat(k).tvalid {
                 self.offering[k] = false;
                 let (p, b) = self.at[k];
                 self.at[k] = if b + 1 == self.pkts[k][p].len() {
