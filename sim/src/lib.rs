@@ -9,6 +9,8 @@
 //!   reports any disagreement.
 //! - [`device`]: `SimDevice`, the simulated card behind weft-driver's
 //!   `Device` trait.
+//! - [`kv_card`] and [`grad_card`]: the key-value and gradient engines as
+//!   their host daemons drive them, cycle by cycle.
 #![deny(missing_docs)]
 
 pub mod blocks;
@@ -16,6 +18,7 @@ pub mod cdc_blocks;
 pub mod device;
 pub mod engine;
 pub mod grad_blocks;
+pub mod grad_card;
 pub mod hdl;
 pub mod kv_card;
 pub mod kv_rings;

@@ -19,17 +19,17 @@ pub struct AggGradArgs {
     /// or dsa (communication-intensive jobs first, from observed rates).
     #[arg(long, default_value = "fifo")]
     policy: String,
-    /// Aggregator slots: 16 or 256 on the RTL, a power of two up to 65536
-    /// on sim:model. Default 256 (16 on sim, whose rust-hdl simulator runs
-    /// the 256-slot build too slowly for multi-job runs).
-    #[arg(long)]
-    slots: Option<usize>,
-    /// The engine: sim (the RTL in rust-hdl), sim:verilator (the RTL in
-    /// Verilator) or sim:model (the cycle model the RTL matches every cycle).
+    /// Aggregator slots: 256 (the card's) or 16 on the RTL, a power of two
+    /// up to 65536 on sim:model.
+    #[arg(long, default_value_t = 256)]
+    slots: usize,
+    /// The engine: sim:verilator (the RTL in Verilator), sim:model (the
+    /// cycle model the RTL matches every cycle; fastest) or sim (the RTL in
+    /// rust-hdl's simulator, about 7000 cycles/s: small files only).
     #[arg(long, default_value = "sim:verilator")]
     device: DeviceSpec,
     /// Probability that the network drops a worker's packet; workers resend
-    /// chunks not complete after the file's timeout.
+    /// chunks not complete after a timeout (the file's `timeout` at least).
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
     /// Seed of the gradients, the workers' compute jitter and the losses.
@@ -49,12 +49,17 @@ pub struct BenchGradArgs {
     /// sim:verilator or sim.
     #[arg(long, default_value = "sim:model")]
     device: DeviceSpec,
-    /// Aggregator slots (default 256; 16 on sim).
-    #[arg(long)]
-    slots: Option<usize>,
-    /// Seed of both runs.
+    /// Aggregator slots (256 or 16 on the RTL; any power of two on sim:model).
+    #[arg(long, default_value_t = 256)]
+    slots: usize,
+    /// First seed (of the workers' compute jitter and the gradients).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Seeds to run, from --seed on; each runs both policies. Under fifo
+    /// the outcome swings with the stragglers the seed draws, so the
+    /// comparison is of means over many.
+    #[arg(long, default_value_t = 20)]
+    seeds: u64,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -89,7 +94,7 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
         seed: a.seed,
     };
     opts.validate()?;
-    let slots = a.slots.unwrap_or_else(|| grad::default_slots(&a.device));
+    let slots = a.slots;
     let mut card = open(&a.device, slots).with_context(|| format!("opening {}", a.device))?;
     let pb = spinner();
     pb.set_message(format!(
@@ -205,7 +210,10 @@ pub fn bench(a: BenchGradArgs) -> Result<()> {
             "examples/grad/jobs.toml (built in)".to_string(),
         ),
     };
-    let slots = a.slots.unwrap_or_else(|| grad::default_slots(&a.device));
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let slots = a.slots;
     // Prepare the engine once (a Verilator build is cached), then every
     // run gets a fresh card.
     drop(open(&a.device, slots).with_context(|| format!("opening {}", a.device))?);
@@ -213,7 +221,8 @@ pub fn bench(a: BenchGradArgs) -> Result<()> {
     let progress = |m: &str| pb.set_message(m.to_string());
     let device = a.device.clone();
     let opener = move || grad::open_card(&device, slots, None);
-    let b = grad::bench::bench(&opener, &file, a.seed, Some(&progress));
+    let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
+    let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
     pb.finish_and_clear();
     let b = b?;
     if a.json {
@@ -224,47 +233,54 @@ pub fn bench(a: BenchGradArgs) -> Result<()> {
         }));
     }
     println!(
-        "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seed {}",
+        "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seeds {}..={}",
         file.jobs.len(),
         a.device,
         b.card,
         b.slots,
-        b.seed
+        seeds[0],
+        seeds[seeds.len() - 1]
     );
     println!(
-        "{:<12} {:>8} {:>10} {:>10} {:>6} {:>5} {:>9}",
-        "job", "B/cycle", "JCT fifo", "JCT dsa", "dsa/ff", "prio", "host f/d"
+        "{:<12} {:>8} {:>11} {:>11} {:>7}",
+        "job", "B/cycle", "JCT fifo", "JCT dsa", "dsa/ff"
     );
-    for (f, d) in b.fifo.jobs.iter().zip(&b.dsa.jobs) {
+    for (j, name) in b.jobs.iter().enumerate() {
+        let (f, d) = (b.fifo.job_jct[j], b.dsa.job_jct[j]);
         println!(
-            "{:<12} {:>8.3} {:>10} {:>10} {:>6.2} {:>5} {:>9}",
-            f.name,
-            f.intensity,
-            f.jct,
-            d.jct,
-            d.jct as f64 / f.jct.max(1) as f64,
-            format!("{}-{}", d.priority_min, d.priority_max),
-            format!("{}/{}", f.by_host, d.by_host)
+            "{:<12} {:>8.1} {:>11.0} {:>11.0} {:>7.2}",
+            name,
+            b.intensity[j],
+            f,
+            d,
+            d / f.max(1.0)
         );
     }
-    for r in [&b.fifo, &b.dsa] {
+    for r in &b.runs {
         println!(
-            "{:<4}: average JCT {:>10.0} cycles, makespan {:>9}, {:.2} values/cycle, chunks on card {} / by host {}, {} preemptions, {} forwarded, host queue at most {}, {:.1} s",
-            r.policy.to_string(),
-            r.average_jct,
-            r.makespan,
-            r.values_per_cycle,
-            r.on_card,
-            r.by_host,
-            r.counters.preempted,
-            r.counters.fallbacks,
-            r.host_max_queue,
-            r.wall_seconds
+            "seed {:>3}: average JCT fifo {:>9.0}, dsa {:>9.0}, fifo/dsa {:.3}",
+            r.seed, r.fifo.average_jct, r.dsa.average_jct, r.jct_ratio
+        );
+    }
+    for (p, m) in [("fifo", &b.fifo), ("dsa", &b.dsa)] {
+        println!(
+            "{p:<4}: average JCT {:>9.0} cycles, makespan {:>9.0}, {:.2} values/cycle, chunks on card {:.0} / by host {:.0}, {:.0} preemptions, {:.0} packets forwarded (means over seeds)",
+            m.average_jct,
+            m.makespan,
+            m.values_per_cycle,
+            m.on_card,
+            m.by_host,
+            m.preemptions,
+            m.fallback_packets
         );
     }
     println!(
-        "average JCT fifo / dsa = {:.3} (DSA reports up to 1.35x); every sum exact in both runs",
-        b.jct_ratio
+        "average JCT fifo / dsa = {:.3} over {} seeds (per seed {:.3} to {:.3}, median {:.3}; DSA reports up to 1.35x); every sum exact in every run",
+        b.jct_ratio,
+        b.runs.len(),
+        b.jct_ratio_range.0,
+        b.jct_ratio_range.1,
+        b.jct_ratio_median
     );
     Ok(())
 }

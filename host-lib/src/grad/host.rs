@@ -11,7 +11,9 @@
 //!   the workers through the NIC (about another 1 us). Charged once per
 //!   packet, before it queues for the core.
 //! - **cycles_per_value** (default 1.0, 4 ns per value): one host core
-//!   merges the packets in arrival order, one at a time. A 64-value packet
+//!   merges the packets in arrival order, one at a time; a packet that adds
+//!   nothing (a copy, or one for a chunk already complete) costs only the
+//!   read of its 16-byte header (4 values' worth). A 64-value packet
 //!   then takes 64 cycles (256 ns, about 3.9 M packets/s or 10 Gb/s of
 //!   320-byte packets): the rate of a kernel-bypass core doing per-packet
 //!   I/O, a lookup of the chunk's partials and the add, not the bare SIMD
@@ -24,7 +26,9 @@
 //!   freed slot) cannot complete on either side. When the host has held an
 //!   incomplete chunk this long without news of it, it asks the workers
 //!   whose contributions it holds to send them to the card again: the slot
-//!   then completes with exactly the missing workers.
+//!   then completes with exactly the missing workers. The host reads the
+//!   headers of the packets waiting in its inbox (cheap beside merging
+//!   them), and does not ask for a chunk whose packets it already holds.
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -92,61 +96,112 @@ impl HostModel {
 #[derive(Debug)]
 pub(crate) struct HostQueue {
     model: HostModel,
-    /// Packets, the cycle each reaches host memory and the cycle its merge
-    /// is done.
-    q: VecDeque<(u64, u64, OutPacket)>,
-    last_done: u64,
+    /// Values per packet.
+    values: usize,
+    /// Packets not started, and the cycle each reaches host memory.
+    inbox: VecDeque<(u64, OutPacket)>,
+    /// The packet being merged and the cycle its merge is done.
+    current: Option<(u64, OutPacket)>,
     /// Packets merged.
     pub served: u64,
-    /// Core cycles spent merging.
+    /// Packets only read, not merged (stale or adding no worker).
+    pub skimmed: u64,
+    /// Core cycles spent.
     pub busy: u64,
     /// Most packets waiting or in service at once.
     pub max_queue: usize,
 }
 
 impl HostQueue {
-    pub fn new(model: HostModel) -> Self {
+    pub fn new(model: HostModel, values: usize) -> Self {
         Self {
             model,
-            q: VecDeque::new(),
-            last_done: 0,
+            values,
+            inbox: VecDeque::new(),
+            current: None,
             served: 0,
+            skimmed: 0,
             busy: 0,
             max_queue: 0,
         }
     }
 
-    /// A packet leaves the card at `now`.
-    pub fn push(&mut self, now: u64, p: OutPacket, values: usize) {
-        let ready = now + self.model.latency;
-        let service = self.model.service(values);
-        // Ready times grow with `now` (the latency is fixed), so serving in
-        // arrival order is serving in ready order.
-        let done = ready.max(self.last_done) + service;
-        self.last_done = done;
-        self.busy += service;
-        self.q.push_back((ready, done, p));
-        self.max_queue = self.max_queue.max(self.q.len());
+    /// A packet leaves the card at `now`; it is in host memory `latency`
+    /// cycles later.
+    pub fn push(&mut self, now: u64, p: OutPacket) {
+        self.inbox.push_back((now + self.model.latency, p));
+        let n = self.inbox.len() + usize::from(self.current.is_some());
+        self.max_queue = self.max_queue.max(n);
     }
 
-    /// The next packet whose merge is done by `now`.
-    pub fn pop_due(&mut self, now: u64) -> Option<OutPacket> {
-        if self.q.front().is_some_and(|(_, d, _)| *d <= now) {
-            self.served += 1;
-            return self.q.pop_front().map(|(_, _, p)| p);
+    /// The packet whose merge is done by `now`, if any.
+    pub fn pop_done(&mut self, now: u64) -> Option<OutPacket> {
+        if self.current.as_ref().is_some_and(|(d, _)| *d <= now) {
+            return self.current.take().map(|(_, p)| p);
         }
         None
     }
 
-    /// When the next merge is done.
-    pub fn next_due(&self) -> Option<u64> {
-        self.q.front().map(|(_, d, _)| *d)
+    /// The packet the core would start at `now`: it is free and the
+    /// packet is in host memory.
+    pub fn startable(&self, now: u64) -> Option<&OutPacket> {
+        if self.current.is_some() {
+            return None;
+        }
+        self.inbox
+            .front()
+            .filter(|(r, _)| *r <= now)
+            .map(|(_, p)| p)
     }
 
-    /// Packets in host memory not merged yet at `now`: the host's core
-    /// merges them before it acts on its timers (it cannot tell a split
-    /// chunk from one whose missing packets wait in its own inbox).
-    pub fn backlog(&self, now: u64) -> bool {
-        self.q.front().is_some_and(|(r, _, _)| *r <= now)
+    /// Start the [`HostQueue::startable`] packet at `now`. `useful` says
+    /// whether merging it adds a worker to a chunk in progress; a packet
+    /// that does not (a copy, or one for a chunk already complete) costs
+    /// only the read of its 16-byte header.
+    pub fn start(&mut self, now: u64, useful: bool) {
+        if self.startable(now).is_none() {
+            return;
+        }
+        let Some((_, p)) = self.inbox.pop_front() else {
+            return;
+        };
+        let cost = if useful {
+            self.served += 1;
+            self.model.service(self.values)
+        } else {
+            self.skimmed += 1;
+            self.model.service(HEADER_WORDS)
+        };
+        self.busy += cost;
+        self.current = Some((now + cost, p));
+    }
+
+    /// When the host next has something to do: its merge is done, or a
+    /// packet reaches host memory while the core is free.
+    pub fn next_event(&self) -> Option<u64> {
+        match &self.current {
+            Some((d, _)) => Some(*d),
+            None => self.inbox.front().map(|(r, _)| *r),
+        }
+    }
+
+    /// Whether a packet for `(job, chunk)` (header fields) is in host
+    /// memory at `now` and not merged yet. The host reads the 16-byte
+    /// headers of its inbox as they land (far cheaper than merging), so it
+    /// does not ask the workers for a chunk whose packets it already has.
+    pub fn holds(&self, now: u64, job: u16, chunk: u32) -> bool {
+        let of = |p: &OutPacket| {
+            weft_model::grad_agg::packet::Header::decode(&p.bytes)
+                .is_some_and(|h| h.job == job && h.chunk == chunk)
+        };
+        self.current.as_ref().is_some_and(|(_, p)| of(p))
+            || self
+                .inbox
+                .iter()
+                .take_while(|(r, _)| *r <= now)
+                .any(|(_, p)| of(p))
     }
 }
+
+/// 32-bit words of a packet header's fields (16 bytes).
+const HEADER_WORDS: usize = 4;

@@ -11,7 +11,8 @@
 use super::card::OpenedCard;
 use super::host::HostModel;
 use super::jobs::{JobSpec, JobsFile, MAX_VALUES};
-use super::sched::{run_collect, PolicyKind, RunOptions, RunReport, Values};
+use super::report::{PolicyKind, RunOptions, RunReport, Values};
+use super::sched::run_collect;
 use super::{from_fixed, headroom, to_fixed, GradError};
 use weft_model::grad_agg::packet::MAX_WORKERS;
 
@@ -242,9 +243,7 @@ impl GradJob {
         for (i, s) in fixed.iter().enumerate() {
             let want: i64 = tensors.iter().map(|t| t[i] as i64).sum();
             if *s != want {
-                return Err(GradError::Mismatch(format!(
-                    "value {i}: {s}, exact {want}"
-                )));
+                return Err(GradError::Mismatch(format!("value {i}: {s}, exact {want}")));
             }
         }
         Ok(Summed {

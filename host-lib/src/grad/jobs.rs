@@ -119,7 +119,8 @@ pub fn parse(text: &str, chunk_values: usize) -> Result<JobsFile, GradError> {
         let at = e
             .span()
             .map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count();
+                let before = &text.as_bytes()[..s.start.min(text.len())];
+                let line = before.iter().filter(|&&b| b == b'\n').count();
                 let src = text.lines().nth(line).unwrap_or("").trim();
                 format!("line {} (`{src}`): ", line + 1)
             })
@@ -138,7 +139,10 @@ impl JobsFile {
             return bad("window".into(), "must be 1..=4096 chunks".into());
         }
         if !(0.0..=1.0).contains(&self.jitter) {
-            return bad("jitter".into(), "must be 0..=1 (a fraction of compute)".into());
+            return bad(
+                "jitter".into(),
+                "must be 0..=1 (a fraction of compute)".into(),
+            );
         }
         if !(1000..=1_000_000_000).contains(&self.control_window) {
             return bad(
@@ -147,9 +151,14 @@ impl JobsFile {
             );
         }
         if !(1000..=MAX_CYCLES).contains(&self.timeout) {
-            return bad("timeout".into(), format!("must be 1000..={MAX_CYCLES} cycles"));
+            return bad(
+                "timeout".into(),
+                format!("must be 1000..={MAX_CYCLES} cycles"),
+            );
         }
-        self.host.check().or_else(|(f, why)| bad(format!("host.{f}"), why))?;
+        self.host
+            .check()
+            .or_else(|(f, why)| bad(format!("host.{f}"), why))?;
         if self.jobs.is_empty() || self.jobs.len() > JOBS {
             return bad(
                 "job".into(),

@@ -29,7 +29,7 @@
 //!   policies written to the engine's registers ([`run`]);
 //! - [`jobs`]: the JOBS.toml format of `weft agg grad`;
 //! - [`GradJob`]: one job's tensors in, the summed tensor out;
-//! - [`bench`]: `weft bench grad`, fifo against dsa on the shipped workload.
+//! - [`bench`](mod@bench): `weft bench grad`, fifo against dsa on the shipped workload.
 //!
 //! `docs/grad-aggregation.md` describes the packet format, the engine, the
 //! host model and the scheduler.
@@ -39,15 +39,15 @@ pub mod card;
 pub mod host;
 mod job;
 pub mod jobs;
+pub mod report;
 pub mod sched;
 
-pub use card::{default_slots, open_card, DutCard, GradCard, OpenedCard};
+pub use card::{open_card, DutCard, GradCard, OpenedCard};
 pub use host::HostModel;
 pub use job::{GradJob, JobOptions, Summed};
 pub use jobs::{parse, JobSpec, JobsFile};
-pub use sched::{
-    run, CardCounters, JobReport, PolicyKind, RunOptions, RunReport, Seeded, Values,
-};
+pub use report::{CardCounters, JobReport, PolicyKind, RunOptions, RunReport, Seeded, Values};
+pub use sched::run;
 
 use weft_model::grad_agg::host::MergeError;
 

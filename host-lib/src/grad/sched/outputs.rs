@@ -1,0 +1,246 @@
+//! The card's outputs and the host fallback: RESULTs complete chunks,
+//! EVICTs and FALLBACKs go to the modelled host, which merges them,
+//! acknowledges what it holds and asks for split chunks again.
+
+use super::super::GradError;
+use super::{Run, State};
+use std::cmp::Reverse;
+use weft_model::grad_agg::host::MergeError;
+use weft_model::grad_agg::model::OutPacket;
+use weft_model::grad_agg::packet::{self, Header, Kind};
+
+/// The workers whose contributions a card output to the host carries: a
+/// FALLBACK its one worker, an EVICT its bitmap.
+fn contributors(kind: Kind, h: &Header) -> u32 {
+    match kind {
+        Kind::Fallback => 1u32.checked_shl(h.worker as u32).unwrap_or(0),
+        _ => h.bitmap,
+    }
+}
+
+impl Run<'_> {
+    /// Where a card output belongs: (job, chunk of the current iteration),
+    /// or `None` when it is stale.
+    pub(super) fn locate(&self, h: &Header) -> Result<Option<(usize, u32)>, GradError> {
+        let j = h.job as usize;
+        let job = self.jobs.get(j).ok_or_else(|| {
+            GradError::Card(format!(
+                "a packet of job {} which is not running (chunk {})",
+                h.job, h.chunk
+            ))
+        })?;
+        let (iter, c) = (h.chunk / job.chunks, h.chunk % job.chunks);
+        let live = job.state == State::Running && iter == job.iter && !job.complete[c as usize];
+        Ok(live.then_some((j, c)))
+    }
+
+    pub(super) fn card_output(&mut self, p: &OutPacket) -> Result<(), GradError> {
+        let pk = packet::decode(self.geo, &p.bytes)
+            .map_err(|e| GradError::Card(format!("undecodable {:?} packet: {e}", p.kind)))?;
+        let h = pk.header;
+        if h.job as usize >= self.jobs.len() {
+            return Err(GradError::Card(format!(
+                "a {:?} packet of job {}, which does not exist",
+                p.kind, h.job
+            )));
+        }
+        match p.kind {
+            Kind::Result => match self.locate(&h)? {
+                Some((j, c)) => self.complete(j, c, true, &pk.values),
+                None => self.stale_results += 1,
+            },
+            Kind::Evict | Kind::Fallback => {
+                // The host reads the header when the packet lands in its
+                // memory and acknowledges the contributions it now holds to
+                // their workers (a small message; the host model's latency
+                // covers the way there and back): their timeouts stop.
+                if let Some((j, c)) = self.locate(&h)? {
+                    let bits = contributors(p.kind, &h);
+                    let at = self.now + self.file.host.latency;
+                    self.acks.push_back((at, j, self.jobs[j].iter, c, bits));
+                }
+                let job = &mut self.jobs[h.job as usize];
+                if p.kind == Kind::Fallback {
+                    job.fallbacks += 1;
+                } else if !self.flush_written {
+                    // Flushes are written only with the engine drained, so
+                    // an EVICT outside one is a preemption.
+                    job.preempted += 1;
+                }
+                self.host.push(self.now, p.clone());
+            }
+            Kind::Data => return Err(GradError::Card("the card sent a DATA packet out".into())),
+        }
+        Ok(())
+    }
+
+    /// Whether merging `p` would add a worker to a chunk in progress (what
+    /// the host tells from the header and its own state).
+    pub(super) fn useful(&self, p: &OutPacket) -> bool {
+        let Some(h) = Header::decode(&p.bytes) else {
+            return false;
+        };
+        let Ok(Some((j, c))) = self.locate(&h) else {
+            return false;
+        };
+        let have = self.jobs[j].host_have.get(&c).copied().unwrap_or(0);
+        contributors(p.kind, &h) & !have != 0
+    }
+
+    pub(super) fn host_merge(&mut self, p: OutPacket) -> Result<(), GradError> {
+        let Some(h) = Header::decode(&p.bytes) else {
+            return Err(GradError::Card("a short packet reached the host".into()));
+        };
+        let Some((j, c)) = self.locate(&h)? else {
+            self.host_stale += 1;
+            return Ok(());
+        };
+        let job = &mut self.jobs[j];
+        match job.merge.accept(&p.bytes) {
+            Ok(Some(done)) => {
+                let sums = done.sums;
+                self.complete(j, c, false, &sums);
+            }
+            Ok(None) => {
+                *job.host_have.entry(c).or_default() |= contributors(p.kind, &h);
+                self.arm(j, c);
+            }
+            Err(MergeError::Conflict { .. }) => {
+                // The host's partials and this one overlap in a way sums
+                // cannot separate (copies after losses): every worker sends
+                // the chunk to the card again, where it completes whole.
+                for wk in &mut job.workers {
+                    if !wk.resend.iter().any(|&(x, _)| x == c) {
+                        wk.resend.push_back((c, true));
+                        job.host_resends += 1;
+                    }
+                }
+                self.arm(j, c);
+            }
+            Err(e) => return Err(GradError::Merge(e)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn host_timer(&mut self, t: u64, j: usize, iter: u32, c: u32) {
+        let now = self.now;
+        let resend_after = self.file.host.resend_after;
+        let job = &mut self.jobs[j];
+        if job.state != State::Running
+            || job.iter != iter
+            || job.complete[c as usize]
+            || job.resend_at.get(&c) != Some(&t)
+        {
+            return;
+        }
+        // Packets of the chunk waiting in the host's inbox: their merge
+        // re-arms the timer if the chunk is still incomplete then.
+        let wire = iter * job.chunks + c;
+        if self.host.holds(now, job.id, wire) {
+            job.resend_at.remove(&c);
+            return;
+        }
+        let have = job.host_have.get(&c).copied().unwrap_or(0);
+        for (w, wk) in job.workers.iter_mut().enumerate() {
+            // The host asks exactly for what it holds: the card's partial
+            // completes with the last of these copies, and none is left to
+            // arrive after.
+            if have & (1 << w) != 0 && !wk.resend.iter().any(|&(x, _)| x == c) {
+                wk.resend.push_back((c, false));
+                job.host_resends += 1;
+            }
+        }
+        let d = now + resend_after;
+        job.resend_at.insert(c, d);
+        self.timers.push(Reverse((d, j, iter, c)));
+    }
+
+    pub(super) fn arm(&mut self, j: usize, c: u32) {
+        let d = self.now + self.file.host.resend_after;
+        let job = &mut self.jobs[j];
+        job.resend_at.insert(c, d);
+        self.timers.push(Reverse((d, j, job.iter, c)));
+    }
+
+    pub(super) fn complete(&mut self, j: usize, c: u32, on_card: bool, sums: &[i32]) {
+        self.last_progress = self.now;
+        let cv = self.geo.chunk_values();
+        let job = &mut self.jobs[j];
+        let base = c as u64 * cv as u64;
+        if sums.len() != cv && self.first_difference.is_none() {
+            self.first_difference = Some(format!(
+                "job {} chunk {c}: {} values, a chunk has {cv}",
+                job.spec.name,
+                sums.len()
+            ));
+        }
+        for (k, &got) in sums.iter().enumerate().take(cv) {
+            let idx = base + k as u64;
+            let want: i64 = if idx < job.spec.values {
+                (0..job.workers.len())
+                    .map(|w| self.vals.value(j, w, job.iter, idx) as i64)
+                    .sum()
+            } else {
+                0
+            };
+            if got as i64 != want && self.first_difference.is_none() {
+                self.first_difference = Some(format!(
+                    "job {} iteration {} value {idx}: {} {got}, exact {want}",
+                    job.spec.name,
+                    job.iter,
+                    if on_card { "card" } else { "host" }
+                ));
+            }
+        }
+        self.checked += 1;
+        if let Some(r) = &mut job.result {
+            for (d, s) in r.iter_mut().skip(base as usize).zip(sums) {
+                *d = *s;
+            }
+        }
+        // The time from the chunk's first send (by its leading worker) to
+        // now, unless a copy was sent.
+        let slot = (c % self.window) as usize;
+        let firsts = job
+            .workers
+            .iter()
+            .filter(|w| c < w.next)
+            .map(|w| w.sent[slot]);
+        if firsts.clone().all(|(_, copied)| !copied) {
+            if let Some(t0) = firsts.map(|(t, _)| t).min() {
+                let r = self.now.saturating_sub(t0) as f64;
+                if job.srtt == 0.0 {
+                    job.srtt = r;
+                    job.rttvar = r / 2.0;
+                } else {
+                    job.rttvar = 0.75 * job.rttvar + 0.25 * (job.srtt - r).abs();
+                    job.srtt = 0.875 * job.srtt + 0.125 * r;
+                }
+            }
+        }
+        job.complete[c as usize] = true;
+        job.done += 1;
+        if on_card {
+            job.on_card += 1;
+        } else {
+            job.by_host += 1;
+        }
+        job.host_have.remove(&c);
+        job.resend_at.remove(&c);
+        while job.low < job.chunks && job.complete[job.low as usize] {
+            job.low += 1;
+        }
+        if job.done == job.chunks {
+            job.obs.bytes += job.iter_bytes;
+            job.obs.compute += job.iter_compute;
+            job.iter += 1;
+            if job.iter == job.spec.iterations {
+                job.state = State::Done;
+                job.finish = self.now;
+                self.prio_dirty = true;
+            } else {
+                self.start_iteration(j);
+            }
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! Gradient aggregation's host side: `weft::grad` sums are exact (negative
+//! values, tiny tables that force the host fallback, lossy networks with
+//! retransmission); the multi-job scheduler's accounting adds up and its
+//! policies behave as they must by construction; the same run gives the
+//! same figures on the cycle model, rust-hdl and Verilator; JOBS.toml
+//! errors name the field; the command line prints JSON and fails on bad
+//! input.
+
+mod common;
+
+use common::weft;
+use weft::grad::{
+    self, open_card, GradError, GradJob, JobOptions, JobsFile, PolicyKind, RunOptions, RunReport,
+    Seeded,
+};
+use weft::spec::SimEngine;
+use weft::DeviceSpec;
+
+const MODEL: DeviceSpec = DeviceSpec::Sim(SimEngine::Model);
+const CHUNK: usize = 64;
+
+/// A small deterministic generator (no dependency on the library's).
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 33
+    }
+}
+
+fn tensors(workers: usize, len: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut r = lcg(seed);
+    (0..workers)
+        .map(|_| {
+            (0..len)
+                .map(|i| match i % 7 {
+                    // Extremes of the range and exact negatives.
+                    0 => -1000.0,
+                    1 => 1000.0,
+                    _ => (r() % 200_001) as f32 / 100.0 - 1000.0,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Run one job through `weft::grad` and check it against an `i64`
+/// reference computed here from the same fixed-point conversion.
+fn sum_exactly(slots: usize, workers: u8, len: usize, loss: f64, seed: u64) -> RunReport {
+    let scale = 1024.0;
+    let card = open_card(&MODEL, slots, None).unwrap();
+    let mut job = GradJob::open(
+        card,
+        JobOptions {
+            workers,
+            len,
+            scale,
+            loss,
+            seed,
+            window: 8,
+            timeout: 4000,
+            ..JobOptions::default()
+        },
+    )
+    .unwrap();
+    let ts = tensors(workers as usize, len, seed);
+    for (w, t) in ts.iter().enumerate() {
+        job.submit(w, t).unwrap();
+    }
+    let out = job.finish().unwrap();
+    let want: Vec<i64> = (0..len)
+        .map(|i| {
+            ts.iter()
+                .map(|t| (t[i] as f64 * scale).round() as i64)
+                .sum()
+        })
+        .collect();
+    assert_eq!(out.fixed, want, "fixed-point sums");
+    for (i, (&x, &w)) in out.tensor.iter().zip(&want).enumerate() {
+        assert_eq!(x, (w as f64 / scale) as f32, "value {i}");
+    }
+    assert!(out.report.exact);
+    let chunks = len.div_ceil(CHUNK) as u64;
+    assert_eq!(out.report.on_card + out.report.by_host, chunks);
+    out.report
+}
+
+#[test]
+fn sums_are_exact_with_negatives_and_a_ragged_tail() {
+    let r = sum_exactly(256, 3, 1000, 0.0, 1);
+    assert_eq!(
+        r.by_host, 0,
+        "alone on a roomy card, everything completes on it"
+    );
+    assert_eq!(r.counters.duplicates, 0);
+    let r = sum_exactly(256, 1, 130, 0.0, 2);
+    assert_eq!(r.on_card, 3, "single-worker chunks complete on arrival");
+}
+
+#[test]
+fn losses_are_retransmitted_and_the_host_completes_what_the_card_cannot() {
+    // Two slots for a job with a window of eight: chunks stuck on a lost
+    // packet hold their slots, later chunks are forwarded to the host, and
+    // copies meet the bitmap.
+    let r = sum_exactly(2, 4, 1500, 0.15, 3);
+    let j = &r.jobs[0];
+    assert!(j.lost > 0 && j.retransmissions > 0, "{j:?}");
+    assert!(r.by_host > 0 && r.on_card > 0, "{r:?}");
+    assert!(r.counters.duplicates > 0, "copies dropped by the bitmap");
+    for seed in 4..8 {
+        sum_exactly(4, 5, 700, 0.25, seed);
+    }
+}
+
+#[test]
+fn bad_tensors_are_refused_with_the_worker_and_index() {
+    let card = open_card(&MODEL, 16, None).unwrap();
+    let opts = JobOptions {
+        workers: 4,
+        len: 3,
+        scale: 65536.0,
+        ..JobOptions::default()
+    };
+    let mut job = GradJob::open(card, opts.clone()).unwrap();
+    // 8192 x 65536 = 2^29 fits one worker but not the sum of four.
+    let e = job.submit(2, &[0.0, 8192.0, 1.0]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GradError::Overflow {
+                worker: 2,
+                index: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("4 workers"), "{e}");
+    assert!(matches!(
+        job.submit(0, &[f32::NAN, 0.0, 0.0]),
+        Err(GradError::Overflow { index: 0, .. })
+    ));
+    assert!(matches!(
+        job.submit(0, &[1.0, 2.0]),
+        Err(GradError::Length {
+            got: 2,
+            want: 3,
+            ..
+        })
+    ));
+    assert!(matches!(
+        job.submit(4, &[1.0, 2.0, 3.0]),
+        Err(GradError::Worker { worker: 4, .. })
+    ));
+    assert!(matches!(
+        job.submit_fixed(1, &[0, i32::MAX, 0]),
+        Err(GradError::Overflow { index: 1, .. })
+    ));
+    job.submit(0, &[1.0, 2.0, 3.0]).unwrap();
+    assert!(matches!(job.finish(), Err(GradError::Missing(1))));
+    for bad in [
+        JobOptions {
+            workers: 33,
+            ..opts.clone()
+        },
+        JobOptions {
+            len: 0,
+            ..opts.clone()
+        },
+        JobOptions {
+            scale: 0.0,
+            ..opts.clone()
+        },
+        JobOptions {
+            loss: 1.0,
+            ..opts.clone()
+        },
+    ] {
+        let card = open_card(&MODEL, 16, None).unwrap();
+        assert!(GradJob::open(card, bad).is_err());
+    }
+}
+
+#[test]
+fn a_card_is_reused_and_every_engine_refuses_what_it_cannot_build() {
+    let card = open_card(&MODEL, 16, None).unwrap();
+    let mut job = GradJob::open(
+        card,
+        JobOptions {
+            workers: 2,
+            len: 64,
+            ..JobOptions::default()
+        },
+    )
+    .unwrap();
+    job.submit(0, &[1.5; 64]).unwrap();
+    job.submit(1, &[-0.5; 64]).unwrap();
+    let out = job.finish().unwrap();
+    assert_eq!(out.tensor, vec![1.0; 64]);
+    // The same card again: its counters and table start afresh.
+    let mut job = GradJob::open(
+        out.card,
+        JobOptions {
+            workers: 2,
+            len: 64,
+            ..JobOptions::default()
+        },
+    )
+    .unwrap();
+    job.submit(0, &[2.0; 64]).unwrap();
+    job.submit(1, &[0.25; 64]).unwrap();
+    let out = job.finish().unwrap();
+    assert_eq!(out.tensor, vec![2.25; 64]);
+    assert_eq!(out.report.counters.packets, 2);
+    assert!(open_card(&MODEL, 3, None).is_err());
+    let rtl = DeviceSpec::Sim(SimEngine::RustHdl);
+    let e = open_card(&rtl, 64, None).err().unwrap().to_string();
+    assert!(e.contains("16 or 256"), "{e}");
+    let vfio: DeviceSpec = "vfio:0000:3b:00.0".parse().unwrap();
+    assert!(matches!(
+        open_card(&vfio, 256, None),
+        Err(GradError::Unsupported(_))
+    ));
+}
+
+const SMALL: &str = r#"
+window = 8
+jitter = 0.3
+timeout = 6000
+[[job]]
+name = "chatty"
+workers = 4
+values = 3000
+compute = 1500
+iterations = 3
+priority = 9
+[[job]]
+name = "thinker"
+workers = 3
+values = 2500
+compute = 9000
+iterations = 2
+arrival = 400
+priority = 2
+[[job]]
+name = "middle"
+workers = 5
+values = 1300
+compute = 3000
+iterations = 3
+arrival = 900
+"#;
+
+fn small() -> JobsFile {
+    grad::parse(SMALL, CHUNK).unwrap()
+}
+
+fn run_on(
+    device: &DeviceSpec,
+    slots: usize,
+    file: &JobsFile,
+    policy: PolicyKind,
+    loss: f64,
+) -> RunReport {
+    let mut card = open_card(device, slots, None).unwrap();
+    let opts = RunOptions {
+        policy,
+        loss,
+        seed: 7,
+    };
+    grad::run(card.card.as_mut(), file, &Seeded(7), &opts).unwrap()
+}
+
+/// What must hold of every run, whatever the policy.
+fn accounting(file: &JobsFile, r: &RunReport) {
+    assert!(r.exact, "{:?}", r.first_difference);
+    let chunks: u64 = file
+        .jobs
+        .iter()
+        .map(|j| j.chunks(CHUNK) * j.iterations as u64)
+        .sum();
+    assert_eq!(r.chunks, chunks);
+    assert_eq!(r.checked, chunks);
+    assert_eq!(r.on_card + r.by_host, chunks);
+    let c = &r.counters;
+    // Every RESULT the card sent completed a chunk or came after the host
+    // had completed it.
+    assert_eq!(c.completed, r.on_card + r.stale_results);
+    assert_eq!(
+        c.fallbacks,
+        r.jobs.iter().map(|j| j.fallback_packets).sum::<u64>()
+    );
+    assert_eq!(c.preempted, r.jobs.iter().map(|j| j.preempted).sum::<u64>());
+    // Every packet the network delivered reached the engine once.
+    let delivered: u64 = r.jobs.iter().map(|j| j.packets - j.lost).sum();
+    assert_eq!(c.packets, delivered);
+    assert_eq!(c.malformed, 0);
+    for (j, s) in r.jobs.iter().zip(&file.jobs) {
+        assert_eq!(j.jct, j.finish - s.arrival);
+        assert!(j.finish >= s.arrival + s.compute * s.iterations as u64);
+    }
+    let mean = r.jobs.iter().map(|j| j.jct as f64).sum::<f64>() / r.jobs.len() as f64;
+    assert!((r.average_jct - mean).abs() < 1e-6);
+}
+
+#[test]
+fn every_policy_is_exact_and_its_chunks_add_up() {
+    let file = small();
+    for loss in [0.0, 0.1] {
+        for policy in [PolicyKind::Fifo, PolicyKind::Static, PolicyKind::Dsa] {
+            let r = run_on(&MODEL, 16, &file, policy, loss);
+            accounting(&file, &r);
+            if policy == PolicyKind::Fifo {
+                // Equal priorities never preempt.
+                assert_eq!(r.counters.preempted, 0);
+                assert!(r.jobs.iter().all(|j| j.priority_max == 0));
+            }
+            if loss == 0.0 {
+                assert_eq!(r.jobs.iter().map(|j| j.retransmissions).sum::<u64>(), 0);
+            }
+        }
+    }
+    // Sixteen slots for three jobs with stragglers: the host has work.
+    let r = run_on(&MODEL, 16, &file, PolicyKind::Fifo, 0.0);
+    assert!(r.by_host > 0 && r.counters.fallbacks > 0, "{r:?}");
+    let r = run_on(&MODEL, 16, &file, PolicyKind::Dsa, 0.0);
+    assert!(r.counters.preempted > 0);
+    // The most intensive job ranks first, the least last.
+    let p = |n: &str| r.jobs.iter().find(|j| j.name == n).unwrap().priority_min;
+    assert!(p("chatty") > p("middle") && p("middle") > p("thinker"));
+    let r = run_on(&MODEL, 16, &file, PolicyKind::Static, 0.0);
+    assert_eq!(r.jobs[0].priority_max, 9);
+    assert_eq!(r.jobs[2].priority_max, 0);
+}
+
+/// Identities that hold by construction: one job alone has nobody to
+/// preempt, so dsa runs exactly as fifo; static with no priorities is fifo.
+#[test]
+fn policies_coincide_where_they_must() {
+    let mut one = small();
+    one.jobs.truncate(1);
+    let f = run_on(&MODEL, 16, &one, PolicyKind::Fifo, 0.0);
+    let d = run_on(&MODEL, 16, &one, PolicyKind::Dsa, 0.0);
+    assert_eq!(f.jobs[0].finish, d.jobs[0].finish);
+    assert_eq!(f.counters.packets, d.counters.packets);
+    assert_eq!(d.jobs[0].priority_max, 15);
+    let mut plain = small();
+    for j in &mut plain.jobs {
+        j.priority = None;
+    }
+    let f = run_on(&MODEL, 16, &plain, PolicyKind::Fifo, 0.0);
+    let s = run_on(&MODEL, 16, &plain, PolicyKind::Static, 0.0);
+    let jct = |r: &RunReport| r.jobs.iter().map(|j| j.jct).collect::<Vec<_>>();
+    assert_eq!(jct(&f), jct(&s));
+    assert_eq!(s.counters.preempted, 0);
+}
+
+/// The shipped workload: the structure of both runs (the JCT figures are
+/// the benchmark's business, `weft bench grad`).
+#[test]
+fn the_shipped_workload_runs_exactly_under_fifo_and_dsa() {
+    let file = grad::bench::workload(CHUNK).unwrap();
+    assert!((4..=6).contains(&file.jobs.len()));
+    let want = 64 * file.window as usize * file.jobs.len();
+    assert!(
+        want > 256,
+        "a window per job must not fit the card's 256 slots"
+    );
+    for policy in [PolicyKind::Fifo, PolicyKind::Dsa] {
+        let r = run_on(&MODEL, 256, &file, policy, 0.0);
+        accounting(&file, &r);
+        assert_eq!(r.leftover_slots, 0);
+        if policy == PolicyKind::Fifo {
+            assert_eq!(r.counters.preempted, 0);
+        }
+    }
+}
+
+/// The scheduler drives the real engine: the same run gives the same
+/// figures on the cycle model, the RTL in rust-hdl and the RTL in Verilator
+/// (every engine is the same card cycle for cycle).
+#[test]
+fn the_same_run_on_every_engine_gives_the_same_figures() {
+    let file = small();
+    let key = |r: &RunReport| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v["wall_seconds"] = 0.into();
+        v["card"] = "".into();
+        v
+    };
+    let model = run_on(&MODEL, 16, &file, PolicyKind::Dsa, 0.05);
+    assert!(model.counters.preempted > 0 && model.by_host > 0);
+    let hdl = run_on(
+        &DeviceSpec::Sim(SimEngine::RustHdl),
+        16,
+        &file,
+        PolicyKind::Dsa,
+        0.05,
+    );
+    assert_eq!(hdl.card, "rtl:rust-hdl");
+    assert_eq!(key(&model), key(&hdl));
+    if weft_sim::engine::verilator_usable() {
+        let vl = run_on(
+            &DeviceSpec::Sim(SimEngine::Verilator),
+            16,
+            &file,
+            PolicyKind::Dsa,
+            0.05,
+        );
+        assert_eq!(vl.card, "rtl:verilator");
+        assert_eq!(key(&model), key(&vl));
+    }
+}
+
+#[test]
+fn jobs_file_errors_name_the_field() {
+    let cases = [
+        (SMALL.replacen("workers = 4", "workers = 40", 1), "job[0] (chatty).workers"),
+        (SMALL.replacen("workers = 3", "workers = 0", 1), "job[1] (thinker).workers"),
+        (SMALL.replacen("values = 3000", "values = 0", 1), "job[0] (chatty).values"),
+        (
+            SMALL.replacen("iterations = 2", "iterations = 0", 1),
+            "job[1] (thinker).iterations",
+        ),
+        (
+            SMALL.replacen("iterations = 2", "iterations = 4000000000", 1),
+            "job[1] (thinker).iterations",
+        ),
+        (SMALL.replacen("priority = 9", "priority = 16", 1), "job[0] (chatty).priority"),
+        (SMALL.replacen("name = \"middle\"", "name = \"chatty\"", 1), "job[2] (chatty).name"),
+        (SMALL.replacen("window = 8", "window = 0", 1), "window"),
+        (SMALL.replacen("jitter = 0.3", "jitter = 1.5", 1), "jitter"),
+        (SMALL.replacen("timeout = 6000", "timeout = 5", 1), "timeout"),
+        (
+            SMALL.replacen("compute = 9000", "compute = 9000\ncolour = 1", 1),
+            "colour",
+        ),
+        (
+            SMALL.replacen("workers = 5", "workers = \"five\"", 1),
+            "workers = \"five\"",
+        ),
+        (format!("{SMALL}\n[host]\nresend_after = 1\n"), "host.resend_after"),
+        (format!("{SMALL}\n[host]\ncycles_per_value = -1.0\n"), "host.cycles_per_value"),
+        ("window = 8\n".to_string(), "job"),
+        (
+            (0..17)
+                .map(|i| format!("[[job]]\nname = \"j{i}\"\nworkers = 2\nvalues = 64\ncompute = 1\niterations = 1\n"))
+                .collect::<String>(),
+            "1 to 16 jobs",
+        ),
+    ];
+    for (text, field) in cases {
+        let e = grad::parse(&text, CHUNK).unwrap_err().to_string();
+        assert!(e.contains(field), "{field}: {e}");
+    }
+}
+
+fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn cli_prints_json_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = file(&dir, "jobs.toml", SMALL);
+    let (ok, out, err) = weft(&[
+        "agg",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--policy",
+        "dsa",
+        "--slots",
+        "16",
+        "--device",
+        "sim:model",
+        "--loss",
+        "0.05",
+        "--seed",
+        "3",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v["report"];
+    assert_eq!(v["device"], "sim:model");
+    assert_eq!(r["policy"], "dsa");
+    assert_eq!(r["slots"], 16);
+    assert_eq!(r["exact"], true);
+    assert_eq!(r["jobs"].as_array().unwrap().len(), 3);
+    let chunks: u64 = r["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["chunks_per_iteration"].as_u64().unwrap() * j["iterations"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        r["on_card"].as_u64().unwrap() + r["by_host"].as_u64().unwrap(),
+        chunks
+    );
+    assert!(r["average_jct"].as_f64().unwrap() > 0.0);
+
+    let (ok, out, err) = weft(&[
+        "agg",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--slots",
+        "16",
+        "--device",
+        "sim:model",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("average JCT") && out.contains("check: every summed chunk"),
+        "{out}"
+    );
+
+    let bad = file(
+        &dir,
+        "bad.toml",
+        &SMALL.replacen("workers = 3", "workers = 33", 1),
+    );
+    let (ok, _, err) = weft(&["agg", "grad", "--jobs", &bad, "--device", "sim:model"]);
+    assert!(!ok);
+    assert!(err.contains("job[1] (thinker).workers"), "{err}");
+    for (flag, value, why) in [
+        ("--policy", "lifo", "unknown policy"),
+        ("--loss", "1.5", "loss"),
+        ("--slots", "100", "power of two"),
+    ] {
+        let (ok, _, err) = weft(&[
+            "agg",
+            "grad",
+            "--jobs",
+            &jobs,
+            "--device",
+            "sim:model",
+            flag,
+            value,
+        ]);
+        assert!(!ok && err.contains(why), "{flag} {value}: {err}");
+    }
+    let (ok, _, err) = weft(&[
+        "agg",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--device",
+        "vfio:0000:3b:00.0",
+    ]);
+    assert!(!ok && err.contains("simulated engine"), "{err}");
+
+    let (ok, out, err) = weft(&[
+        "bench", "grad", "--jobs", &jobs, "--slots", "16", "--seeds", "2", "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let b = &v["bench"];
+    assert_eq!(b["runs"].as_array().unwrap().len(), 2);
+    let (f, d) = (
+        b["fifo"]["average_jct"].as_f64().unwrap(),
+        b["dsa"]["average_jct"].as_f64().unwrap(),
+    );
+    assert!((b["jct_ratio"].as_f64().unwrap() - f / d).abs() < 1e-9);
+    assert_eq!(b["fifo"]["preemptions"].as_f64().unwrap(), 0.0);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Any text, and any mangling of a good file, is a file or an error
+    /// naming what is wrong: never a panic.
+    #[test]
+    fn jobs_files_never_panic(
+        junk in "\\PC{0,200}",
+        cut in 0usize..SMALL.len(),
+        insert in "[ -~\\n]{0,12}",
+    ) {
+        let _ = grad::parse(&junk, CHUNK);
+        let mut s = SMALL.as_bytes()[..cut].to_vec();
+        s.extend_from_slice(insert.as_bytes());
+        s.extend_from_slice(&SMALL.as_bytes()[cut..]);
+        if let Ok(t) = String::from_utf8(s) {
+            if let Err(e) = grad::parse(&t, CHUNK) {
+                proptest::prop_assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+}
