@@ -429,3 +429,47 @@ fn run() {
         assert_eq!(p.values, grad_values(), "{w}: the one worker's values");
     }
 }
+
+/// Sustained traffic through the top on Verilator: 4000 key-value frames
+/// from the network, each acknowledged to the host, and the simulation
+/// speed of the whole top (printed for the record, never asserted).
+#[test]
+fn sustained_key_value_traffic_on_verilator() {
+    weft_hdl::emit::on_big_stack(|| {
+        if !verilator_usable() {
+            assert!(
+                std::env::var_os("WEFT_REQUIRE_VERILATOR").is_none(),
+                "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
+            );
+            return;
+        }
+        let build = weft_hdl::build_info::top_build();
+        let vl = Prepared::new(
+            Engine::Verilator,
+            "weft_top",
+            move || weft_hdl::emit::top(&build),
+            false,
+            &EngineOptions::default(),
+        )
+        .unwrap()
+        .with_schedule(box_schedule())
+        .unwrap();
+        // Senders 0..16, 250 packets each, in order: always inside their windows.
+        let frames: Vec<Vec<u8>> = (0..4000)
+            .map(|k| kv_frame((k % 16) as u16, (k / 16) as u32))
+            .collect();
+        let mut d = driver(frames, vec![], 4000, 0);
+        let mut dut = vl.instantiate(None).unwrap();
+        let t0 = std::time::Instant::now();
+        let r = weft_model::run(dut.as_mut(), &mut d, 200_000).unwrap();
+        let secs = t0.elapsed().as_secs_f64();
+        let acks = d.c2h.iter().filter(|g| g.src == 0x2000).count();
+        assert_eq!(acks, 4000);
+        eprintln!(
+            "weft_top on Verilator: {} steps ({} axis_aclk cycles) in {secs:.3} s = {:.0} steps/s, 4000 frames",
+            r.cycles,
+            r.cycles,
+            r.cycles as f64 / secs
+        );
+    });
+}
