@@ -11,6 +11,8 @@ use rust_hdl::prelude::*;
 pub const KV_PORT: u64 = 0x5746;
 /// UDP destination port of gradient aggregation packets.
 pub const GRAD_PORT: u64 = 0x5747;
+/// UDP destination port of MemOps transaction frames.
+pub const MEMOPS_PORT: u64 = 0x5748;
 
 /// The deframer (512-bit AXI4-Stream).
 #[derive(LogicBlock)]
@@ -39,7 +41,7 @@ pub struct Deframe {
     pub m_tvalid: Signal<Out, Bit>,
     /// Output packet bytes.
     pub m_tuser_size: Signal<Out, Bits<16>>,
-    /// Destination: 0 host, 1 key-value engine, 2 gradient engine.
+    /// Destination: 0 host, 1 key-value engine, 2 gradient engine, 3 MemOps.
     pub m_tdest: Signal<Out, Bits<2>>,
     /// Output ready.
     pub m_tready: Signal<In, Bit>,
@@ -74,6 +76,8 @@ pub struct Deframe {
     d_grad: Constant<Bits<2>>,
     kv_port: Constant<Bits<16>>,
     grad_port: Constant<Bits<16>>,
+    memops_port: Constant<Bits<16>>,
+    d_memops: Constant<Bits<2>>,
     strip16: Constant<Bits<16>>,
     strip7: Constant<Bits<7>>,
     full7: Constant<Bits<7>>,
@@ -139,6 +143,8 @@ impl Deframe {
             d_grad: konst(2),
             kv_port: konst(KV_PORT),
             grad_port: konst(GRAD_PORT),
+            memops_port: konst(MEMOPS_PORT),
+            d_memops: konst(3),
             strip16: konst(42),
             strip7: konst(42),
             full7: konst(64),
@@ -170,6 +176,9 @@ impl Logic for Deframe {
             }
             if self.port.val() == self.grad_port.val() {
                 self.cls.next = self.d_grad.val();
+            }
+            if self.port.val() == self.memops_port.val() {
+                self.cls.next = self.d_memops.val();
             }
         }
         self.payload.next = self.size.q.val() - self.strip16.val();

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use weft_hdl::steer::{Deframe, PktMux4};
 use weft_model::steer::{
     classify, from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, MuxIn, MuxOut,
-    PktMuxModel, GRAD_PORT, KV_PORT, STRIP,
+    PktMuxModel, GRAD_PORT, KV_PORT, MEMOPS_PORT, STRIP,
 };
 use weft_model::Driver;
 use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
@@ -52,14 +52,14 @@ fn keep_of(n: usize) -> u64 {
 
 /// A frame: an engine's UDP frame, another UDP port, or random bytes.
 fn frame(rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let kind = rng.gen_range(0..5);
+    let kind = rng.gen_range(0..6);
     let len = match rng.gen_range(0..4) {
         0 => rng.gen_range(1..70),
         1 => 64 * rng.gen_range(1..5),
         _ => rng.gen_range(58..330),
     };
     let mut f: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-    if kind < 4 && len >= 38 {
+    if kind < 5 && len >= 38 {
         f[12] = 0x08;
         f[13] = 0x00;
         f[14] = 0x45;
@@ -67,6 +67,7 @@ fn frame(rng: &mut ChaCha8Rng) -> Vec<u8> {
         let port = match kind {
             0 | 1 => KV_PORT,
             2 => GRAD_PORT,
+            3 => MEMOPS_PORT,
             _ => rng.gen(),
         };
         f[36] = (port >> 8) as u8;

@@ -12,7 +12,8 @@ use std::collections::VecDeque;
 use weft_model::axil::{AxilMaster, MasterSignals, Op, SlaveSignals, Timing, DECERR, OKAY};
 use weft_model::grad_agg::packet as gp;
 use weft_model::kv_agg::packet as kp;
-use weft_model::steer::{from_bytes, kept_bytes, GRAD_PORT, KV_PORT};
+use weft_model::memops::{Action, Program, Range, Stage};
+use weft_model::steer::{from_bytes, kept_bytes, GRAD_PORT, KV_PORT, MEMOPS_PORT};
 use weft_model::top::{box_schedule, TopIn, TopOut};
 use weft_model::{Driver, Schedule};
 use weft_regs::{avm, ctrl, grad, id, kv, memops};
@@ -111,6 +112,8 @@ struct TopDriver {
     s1: MasterSignals,
     rx: Source,
     h2c: Source,
+    /// Host frames sent once every register operation is done.
+    late: Vec<Vec<u8>>,
     c2h: Vec<Got>,
     tx: Vec<Got>,
     cur_c2h: Vec<u8>,
@@ -163,6 +166,9 @@ impl Driver<TopIn, TopOut> for TopDriver {
             i.s_axis_adap_rx_250mhz_tlast = l;
             i.s_axis_adap_rx_250mhz_tvalid = true;
             i.s_axis_adap_rx_250mhz_tuser_size = z;
+        }
+        if self.h2c.frames.is_empty() && self.m0.finished() && !self.late.is_empty() {
+            self.h2c.frames = std::mem::take(&mut self.late).into();
         }
         if let Some((d, k, l, z)) = self.h2c.beat() {
             i.s_axis_qdma_h2c_tdata = d;
@@ -227,6 +233,7 @@ impl Driver<TopIn, TopOut> for TopDriver {
     fn finished(&self) -> bool {
         self.m0.finished()
             && self.m1.finished()
+            && self.late.is_empty()
             && self.c2h.len() >= self.want_c2h
             && self.tx.len() >= self.want_tx
     }
@@ -234,7 +241,7 @@ impl Driver<TopIn, TopOut> for TopDriver {
 
 fn reg_ops() -> Vec<Op> {
     let rd = |r: &weft_regs::Register| Op::Read { addr: r.addr };
-    vec![
+    let mut ops = vec![
         rd(&id::MAGIC),
         rd(&id::FEATURES),
         rd(&id::MAP_VERSION),
@@ -255,7 +262,65 @@ fn reg_ops() -> Vec<Op> {
         },
         rd(&avm::GROUPS[1][0]),
         Op::Read { addr: 0xFF00 },
-    ]
+    ];
+    // MemOps: route everything to destination 0 (the pool's consumer 0),
+    // which permits reads and writes of bytes 0..0x7ff.
+    let w = |addr: u32, data: u32| Op::Write {
+        addr,
+        data,
+        strb: 0xf,
+    };
+    let prog = Program {
+        stages: vec![Stage {
+            src_mask: 0xf,
+            ops: 7,
+            range: (0, u64::MAX),
+            action: Action::Route(0),
+        }],
+        protect: vec![
+            vec![Range {
+                lo: 0,
+                hi: 0x7ff,
+                read: true,
+                write: true,
+            }],
+            vec![],
+            vec![],
+            vec![],
+        ],
+    };
+    ops.push(w(memops::CTRL.addr, 0));
+    for (k, word) in prog.image().unwrap().into_iter().enumerate() {
+        if word != 0 {
+            ops.push(w(memops::PROG_ADDR.addr, k as u32));
+            ops.push(w(memops::PROG_DATA.addr, word));
+        }
+    }
+    ops.push(w(memops::CTRL.addr, 1));
+    // The pool: consumer 0 gets one page at virtual page 0, zeroed over 64
+    // cycles while the next reads go by.
+    ops.push(w(avm::GROUPS[0][2].addr, 1));
+    ops.push(w(
+        avm::CMD.addr,
+        weft_model::avm::cmd_word(weft_model::avm::op::GRANT, 0, 0),
+    ));
+    for _ in 0..8 {
+        ops.push(rd(&avm::STATUS));
+    }
+    ops
+}
+
+/// A MemOps transaction frame: requester `src`, opcode, 4 bytes, `tag`,
+/// byte address, data.
+fn memops_frame(src: u8, op: u8, tag: u8, addr: u64, data: u64) -> Vec<u8> {
+    let mut p = vec![0u8; 64];
+    p[0] = src;
+    p[1] = op;
+    p[2] = 4;
+    p[3] = tag;
+    p[8..16].copy_from_slice(&addr.to_le_bytes());
+    p[16..24].copy_from_slice(&data.to_le_bytes());
+    udp_frame(MEMOPS_PORT, &p)
 }
 
 fn driver(
@@ -291,6 +356,7 @@ fn driver(
             frames: frames_h2c.into(),
             beat: 0,
         },
+        late: vec![],
         c2h: vec![],
         tx: vec![],
         cur_c2h: vec![],
@@ -348,8 +414,23 @@ fn run() {
     let g1 = raw_frame(130, 9);
     let rx = vec![f1.clone(), kv_frame(1, 0), grad_frame(), f4.clone()];
     let h2c = vec![g1.clone(), kv_frame(2, 0)];
-    // To the host: two network frames, two acks, one RESULT.
-    let make = || driver(rx.clone(), h2c.clone(), 5, 1);
+    // MemOps transactions from the host once the program is installed:
+    // write, read back, an unmapped page of the pool, an atomic, and an
+    // address the program does not permit.
+    let late = vec![
+        memops_frame(1, 1, 0x11, 0x40, 0xcafe_f00d),
+        memops_frame(1, 0, 0x12, 0x40, 0),
+        memops_frame(1, 0, 0x13, 0x400, 0),
+        memops_frame(1, 2, 0x14, 0x40, 5),
+        memops_frame(1, 1, 0x15, 0x1000, 7),
+    ];
+    // To the host: two network frames, two acks, one RESULT, five MemOps
+    // completions.
+    let make = || {
+        let mut d = driver(rx.clone(), h2c.clone(), 10, 1);
+        d.late = late.clone();
+        d
+    };
     let runs = run_all(&f, &make, 20_000).unwrap();
     if runs.len() == 2 {
         check_pair(&f, &runs, 0, 1, &make).unwrap();
@@ -393,6 +474,39 @@ fn run() {
         assert_eq!(c[8], (OKAY, weft_model::avm::GEOMETRY), "{w}");
         assert_eq!(c[10], (OKAY, 7), "{w}: AVM weight written through the top");
         assert_eq!(c[11].0, DECERR, "{w}");
+        let status = c.last().unwrap().1;
+        assert_eq!(
+            status & 0xff71,
+            0,
+            "{w}: the grant done, OK, page 0: {status:#x}"
+        );
+        // MemOps completions: (requester, tag, status, data).
+        let mut cpl: Vec<(u8, u8, u8, u32)> = d
+            .c2h
+            .iter()
+            .filter(|g| g.src == 0x4000)
+            .map(|g| {
+                let b = &g.bytes;
+                (
+                    b[0],
+                    b[1],
+                    b[2],
+                    u32::from_le_bytes(b[8..12].try_into().unwrap()),
+                )
+            })
+            .collect();
+        cpl.sort_unstable();
+        assert_eq!(
+            cpl,
+            [
+                (1, 0x11, 0, 0),
+                (1, 0x12, 0, 0xcafe_f00d),
+                (1, 0x13, 1, 0),
+                (1, 0x14, 2, 0),
+                (1, 0x15, 1, 0)
+            ],
+            "{w}: MemOps completions (requester, tag, status, data)"
+        );
         for c in d.m1.completions() {
             assert_eq!(c.expect("completed").resp, DECERR, "{w}: interface 1");
         }

@@ -6,9 +6,9 @@
 //! ([`run_scenario`]).
 //!
 //! The pool runs on the simulated block (`weft_hdl::avm`, or its reference
-//! model) driven through its register port. In the OpenNIC top the block is
-//! on the register chain but its consumer ports are not connected yet, so
-//! scenarios run on the simulated pool only.
+//! model) driven through its register port. In the OpenNIC top the pool's
+//! consumers are MemOps' destinations, so scenarios with their own traffic
+//! run on the simulated pool only.
 
 mod pool;
 mod run;

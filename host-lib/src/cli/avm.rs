@@ -99,7 +99,7 @@ fn factory(device: &DeviceSpec) -> Result<PoolFactory> {
     let engine = match device {
         DeviceSpec::Sim(e) => *e,
         DeviceSpec::Vfio(_) => bail!(
-            "{device}: AVM scenarios need the pool's consumer ports, which are not connected on the card yet (weft_top reaches only its registers); they run on the simulated pool (sim, sim:verilator, sim:model)"
+            "{device}: AVM scenarios drive the pool's consumer ports with their own traffic, which only the simulated pool offers (on the card the consumers are MemOps' destinations); they run on sim, sim:verilator or sim:model"
         ),
     };
     let pb = spinner();

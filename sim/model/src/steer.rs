@@ -8,8 +8,9 @@
 //! A frame's first beat decides. It goes to an engine when it is an
 //! untagged Ethernet II frame (EtherType 0x0800) carrying IPv4 without
 //! options (first byte 0x45) and UDP (protocol 17) to port [`KV_PORT`]
-//! (destination 1, the key-value engine) or [`GRAD_PORT`] (destination 2,
-//! the gradient engine), and is long enough for a weft header
+//! (destination 1, the key-value engine), [`GRAD_PORT`] (destination 2,
+//! the gradient engine) or [`MEMOPS_PORT`] (destination 3, MemOps
+//! transactions), and is long enough for a weft header
 //! ([`MIN_FRAME`] bytes by `tuser_size`). Anything else passes through
 //! unchanged with destination 0 (the host), beat for beat, combinationally.
 //! An engine's frame loses its first [`STRIP`] bytes: the first beat is
@@ -30,6 +31,8 @@ use crate::dut::Dut;
 pub const KV_PORT: u16 = 0x5746;
 /// UDP destination port of gradient aggregation packets.
 pub const GRAD_PORT: u16 = 0x5747;
+/// UDP destination port of MemOps transaction frames.
+pub const MEMOPS_PORT: u16 = 0x5748;
 /// Ethernet (14) + IPv4 without options (20) + UDP (8) header bytes.
 pub const STRIP: usize = 42;
 /// Shortest frame steered to an engine: the headers and a 16-byte weft
@@ -69,7 +72,7 @@ crate::ports! {
         pub m_tvalid: bool = 1,
         /// Output packet bytes.
         pub m_tuser_size: u16 = 16,
-        /// Destination: 0 host (unchanged frame), 1 key-value, 2 gradient.
+        /// Destination: 0 host (unchanged frame), 1 key-value, 2 gradient, 3 MemOps.
         pub m_tdest: u8 = 2,
     }
 }
@@ -89,6 +92,8 @@ pub fn classify(d: &[u32; 16], size: u16) -> u8 {
         1
     } else if port == GRAD_PORT {
         2
+    } else if port == MEMOPS_PORT {
+        3
     } else {
         0
     }
