@@ -165,10 +165,7 @@ fn cli_scenario_json_observe_and_refusals() {
 
     let (ok, _, err) = weft(&["avm", "observe", "--device", "vfio:0000:3b:00.0"]);
     assert!(!ok);
-    assert!(
-        err.contains("consumer ports, which are not connected"),
-        "{err}"
-    );
+    assert!(err.contains("only the simulated pool offers"), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.toml");
