@@ -1,8 +1,8 @@
-/* weft register map 1.2 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
+/* weft register map 1.3 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
 #ifndef WEFT_REGS_H
 #define WEFT_REGS_H
 
-#define WEFT_MAP_VERSION 0x00010002u
+#define WEFT_MAP_VERSION 0x00010003u
 #define WEFT_MAP_ADDR_BITS 16u
 
 /* id: Identifies the card image: magic, map version, board, build, features */
@@ -32,6 +32,8 @@
 #define WEFT_ID_FEATURES_AVM_SHIFT 3u
 #define WEFT_ID_FEATURES_MEMOPS_MASK 0x00000010u
 #define WEFT_ID_FEATURES_MEMOPS_SHIFT 4u
+#define WEFT_ID_FEATURES_NET_MASK 0x00000020u
+#define WEFT_ID_FEATURES_NET_SHIFT 5u
 #define WEFT_ID_MAP_SPAN 0x0024u /* RO Bytes of BAR space the register map occupies */
 
 /* ctrl: Card control: scratch register, 64-bit cycle counter, test interrupt */
@@ -324,5 +326,82 @@
 #define WEFT_AVM_C3_LIMITS_RESERVE_MASK 0x0000FF00u
 #define WEFT_AVM_C3_LIMITS_RESERVE_SHIFT 8u
 #define WEFT_AVM_C3_PAGES 0x067Cu /* RO Pages mapped now */
+
+/* net: The card on the wire: addresses, destinations, record packing, gradient workers, frame counters */
+#define WEFT_NET_BASE 0x0700u
+#define WEFT_NET_TYPE 0x57460008u
+#define WEFT_NET_VERSION 1u
+#define WEFT_NET_BLK_TYPE 0x0700u /* RO Block header: what this block is */
+#define WEFT_NET_BLK_VERSION 0x0704u /* RO Block header: layout version of this block */
+#define WEFT_NET_BLK_NEXT 0x0708u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
+#define WEFT_NET_CTRL 0x070Cu /* RW Engines on the wire on or off */
+#define WEFT_NET_CTRL_ENABLE_MASK 0x00000001u
+#define WEFT_NET_CTRL_ENABLE_SHIFT 0u
+#define WEFT_NET_MAC_HI 0x0710u /* RW Card MAC address, first two bytes (bits 15:0, first byte in 15:8) */
+#define WEFT_NET_MAC_LO 0x0714u /* RW Card MAC address, last four bytes (first of them in bits 31:24) */
+#define WEFT_NET_IP 0x0718u /* RW Card IPv4 address (first byte in bits 31:24) */
+#define WEFT_NET_KV_MAC_HI 0x071Cu /* RW Key-value collector MAC, first two bytes */
+#define WEFT_NET_KV_MAC_LO 0x0720u /* RW Key-value collector MAC, last four bytes */
+#define WEFT_NET_KV_IP 0x0724u /* RW Key-value collector IPv4 address */
+#define WEFT_NET_KV_PORT 0x0728u /* RW Key-value collector UDP port (bits 15:0) */
+#define WEFT_NET_GRAD_MAC_HI 0x072Cu /* RW Gradient host fallback MAC, first two bytes */
+#define WEFT_NET_GRAD_MAC_LO 0x0730u /* RW Gradient host fallback MAC, last four bytes */
+#define WEFT_NET_GRAD_IP 0x0734u /* RW Gradient host fallback IPv4 address */
+#define WEFT_NET_GRAD_PORT 0x0738u /* RW Gradient host fallback UDP port (bits 15:0) */
+#define WEFT_NET_PACK_MAX 0x073Cu /* RW Most records in one key-value record frame (bits 10:0; 0 acts as 1, above 1119 as 1119) */
+#define WEFT_NET_PACK_WAIT 0x0740u /* RW Cycles (axis_aclk) after its first record that a partial record frame leaves (bits 19:0) */
+#define WEFT_NET_PACK_SEQ 0x0744u /* RW Sequence number of the next record frame (counts up per frame) */
+#define WEFT_NET_WT_SEL 0x0748u /* RW Gradient worker table: the entry WT_CMD writes */
+#define WEFT_NET_WT_SEL_WORKER_MASK 0x0000001Fu
+#define WEFT_NET_WT_SEL_WORKER_SHIFT 0u
+#define WEFT_NET_WT_SEL_JOB_MASK 0x00000F00u
+#define WEFT_NET_WT_SEL_JOB_SHIFT 8u
+#define WEFT_NET_WT_MAC_HI 0x074Cu /* RW Staged worker entry: MAC first two bytes, VALID, HOST */
+#define WEFT_NET_WT_MAC_HI_MAC_MASK 0x0000FFFFu
+#define WEFT_NET_WT_MAC_HI_MAC_SHIFT 0u
+#define WEFT_NET_WT_MAC_HI_VALID_MASK 0x00010000u
+#define WEFT_NET_WT_MAC_HI_VALID_SHIFT 16u
+#define WEFT_NET_WT_MAC_HI_HOST_MASK 0x00020000u
+#define WEFT_NET_WT_MAC_HI_HOST_SHIFT 17u
+#define WEFT_NET_WT_MAC_LO 0x0750u /* RW Staged worker entry: MAC last four bytes */
+#define WEFT_NET_WT_IP 0x0754u /* RW Staged worker entry: IPv4 address */
+#define WEFT_NET_WT_PORT 0x0758u /* RW Staged worker entry: UDP port (bits 15:0) */
+#define WEFT_NET_WT_CMD 0x075Cu /* WO Gradient worker table command */
+#define WEFT_NET_WT_CMD_WRITE_MASK 0x00000001u
+#define WEFT_NET_WT_CMD_WRITE_SHIFT 0u
+#define WEFT_NET_RX_FRAMES_LO 0x0760u /* RO Frames taken from the network (wire receive) */
+#define WEFT_NET_RX_FRAMES_HI 0x0764u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_RX_BAD_LO 0x0768u /* RO Network frames dropped whole: tuser_size out of range or disagreeing with the frame's beats */
+#define WEFT_NET_RX_BAD_HI 0x076Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_RX_ENGINE_LO 0x0770u /* RO Network frames steered to an engine */
+#define WEFT_NET_RX_ENGINE_HI 0x0774u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_RX_HOST_LO 0x0778u /* RO Network frames passed to the host unchanged (malformed ones included) */
+#define WEFT_NET_RX_HOST_HI 0x077Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_RX_MALFORMED_LO 0x0780u /* RO Network frames for an engine that failed a header check (passed to the host) */
+#define WEFT_NET_RX_MALFORMED_HI 0x0784u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_H2C_FRAMES_LO 0x0788u /* RO Frames taken from the host (QDMA H2C) */
+#define WEFT_NET_H2C_FRAMES_HI 0x078Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_H2C_BAD_LO 0x0790u /* RO Host frames dropped whole: tuser_size out of range or disagreeing with the frame's beats */
+#define WEFT_NET_H2C_BAD_HI 0x0794u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_H2C_ENGINE_LO 0x0798u /* RO Host frames steered to an engine */
+#define WEFT_NET_H2C_ENGINE_HI 0x079Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_H2C_WIRE_LO 0x07A0u /* RO Host frames passed to the network unchanged (malformed ones included) */
+#define WEFT_NET_H2C_WIRE_HI 0x07A4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_H2C_MALFORMED_LO 0x07A8u /* RO Host frames for an engine that failed a header check (passed to the network) */
+#define WEFT_NET_H2C_MALFORMED_HI 0x07ACu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_C2H_FRAMES_LO 0x07B0u /* RO Frames sent to the host */
+#define WEFT_NET_C2H_FRAMES_HI 0x07B4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_TX_FRAMES_LO 0x07B8u /* RO Frames sent to the network */
+#define WEFT_NET_TX_FRAMES_HI 0x07BCu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_KV_ACKS_LO 0x07C0u /* RO Key-value ack frames sent */
+#define WEFT_NET_KV_ACKS_HI 0x07C4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_KV_RECORD_FRAMES_LO 0x07C8u /* RO Key-value record frames sent to the collector */
+#define WEFT_NET_KV_RECORD_FRAMES_HI 0x07CCu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_GRAD_COPIES_LO 0x07D0u /* RO Gradient RESULT frames sent to workers (one per worker and chunk) */
+#define WEFT_NET_GRAD_COPIES_HI 0x07D4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_GRAD_NO_WORKER_LO 0x07D8u /* RO Gradient RESULT copies not sent: the worker table entry is not valid */
+#define WEFT_NET_GRAD_NO_WORKER_HI 0x07DCu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
+#define WEFT_NET_MEMOPS_REPLIES_LO 0x07E0u /* RO MemOps completion frames sent */
+#define WEFT_NET_MEMOPS_REPLIES_HI 0x07E4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 
 #endif /* WEFT_REGS_H */

@@ -22,7 +22,12 @@ pub fn for_board(board_id: u32) -> BuildInfo {
 
 /// The engines in `weft_top`.
 pub fn top_features() -> Features {
-    Features::CTRL | Features::KV_AGG | Features::GRAD_AGG | Features::AVM | Features::MEMOPS
+    Features::CTRL
+        | Features::KV_AGG
+        | Features::GRAD_AGG
+        | Features::AVM
+        | Features::MEMOPS
+        | Features::NET
 }
 
 /// Build info of the simulated card built from this source tree (the CSR

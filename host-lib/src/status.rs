@@ -29,6 +29,7 @@ fn present(name: Option<&str>, features: weft_regs::Features) -> bool {
         Some("grad") => F::GRAD_AGG,
         Some("avm") => F::AVM,
         Some("memops") => F::MEMOPS,
+        Some("net") => F::NET,
         _ => F::empty(),
     };
     features.contains(need)

@@ -19,6 +19,7 @@
 pub mod map;
 #[cfg(feature = "render")]
 pub mod render;
+pub mod wire;
 
 pub use map::*;
 
@@ -111,6 +112,9 @@ bitflags::bitflags! {
         const AVM = 1 << 3;
         /// The MemOps switch port (`memops`).
         const MEMOPS = 1 << 4;
+        /// The card on the wire (`net`): Ethernet/IPv4/UDP framing of every
+        /// engine's traffic, addresses from registers.
+        const NET = 1 << 5;
     }
 }
 

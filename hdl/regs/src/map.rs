@@ -8,7 +8,7 @@ use crate::{Access, Block, BuildField, Field, Map, Register, Value};
 /// Register-map major version: bumped when a register moves or changes meaning.
 pub const MAP_VERSION_MAJOR: u32 = 1;
 /// Register-map minor version: bumped when registers or blocks are added.
-pub const MAP_VERSION_MINOR: u32 = 2;
+pub const MAP_VERSION_MINOR: u32 = 3;
 /// The `ID.MAGIC` value: ASCII "WEFT".
 pub const MAGIC: u32 = 0x5745_4654;
 
@@ -28,6 +28,8 @@ pub mod block_type {
     pub const GRAD_AGG: u32 = 0x5746_0006;
     /// Accelerator Virtual Memory: the shared on-chip pool.
     pub const AVM: u32 = 0x5746_0007;
+    /// The card on the wire: its addresses, where it sends, its frame counters.
+    pub const NET: u32 = 0x5746_0008;
 }
 
 /// Board ids carried in `ID.BOARD_ID`.
@@ -196,6 +198,12 @@ pub mod id {
                 lsb: 4,
                 width: 1,
                 doc: "MemOps switch port present",
+            },
+            Field {
+                name: "NET",
+                lsb: 5,
+                width: 1,
+                doc: "Engines framed on the wire (net block) present",
             },
         ],
         doc: "Engines built into this image",
@@ -1514,6 +1522,434 @@ pub mod queue {
     };
 }
 
+/// The card on the wire (`docs/wire.md`): its MAC and IPv4 address, where
+/// it sends records, fallback packets and gradient results, record
+/// packing, and its frame counters.
+pub mod net {
+    use super::*;
+
+    /// Base address of the block.
+    pub const BASE: u32 = 0x0700;
+    const H: [Register; 3] = header(BASE);
+    /// Header: block type.
+    pub const BLK_TYPE: Register = H[0];
+    /// Header: block version.
+    pub const BLK_VERSION: Register = H[1];
+    /// Header: next block.
+    pub const BLK_NEXT: Register = H[2];
+    /// `CTRL.ENABLE`.
+    pub const CTRL_ENABLE: Field = Field {
+        name: "ENABLE",
+        lsb: 0,
+        width: 1,
+        doc: "Steer frames addressed to the card to its engines (0: pass every frame through)",
+    };
+    /// Control.
+    pub const CTRL: Register = Register {
+        name: "CTRL",
+        addr: BASE + 0x0C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[CTRL_ENABLE],
+        doc: "Engines on the wire on or off",
+    };
+    const fn rw(addr: u32, name: &'static str, doc: &'static str) -> Register {
+        Register {
+            name,
+            addr,
+            access: Access::Rw,
+            value: Value::Live { reset: 0 },
+            fields: &[],
+            doc,
+        }
+    }
+    /// The card's MAC, bytes 0..2 (byte 0 in bits 15:8).
+    pub const MAC_HI: Register = rw(
+        BASE + 0x10,
+        "MAC_HI",
+        "Card MAC address, first two bytes (bits 15:0, first byte in 15:8)",
+    );
+    /// The card's MAC, bytes 2..6 (byte 2 in bits 31:24).
+    pub const MAC_LO: Register = rw(
+        BASE + 0x14,
+        "MAC_LO",
+        "Card MAC address, last four bytes (first of them in bits 31:24)",
+    );
+    /// The card's IPv4 address (first byte in bits 31:24).
+    pub const IP: Register = rw(
+        BASE + 0x18,
+        "IP",
+        "Card IPv4 address (first byte in bits 31:24)",
+    );
+    /// Key-value collector MAC, bytes 0..2.
+    pub const KV_MAC_HI: Register = rw(
+        BASE + 0x1C,
+        "KV_MAC_HI",
+        "Key-value collector MAC, first two bytes",
+    );
+    /// Key-value collector MAC, bytes 2..6.
+    pub const KV_MAC_LO: Register = rw(
+        BASE + 0x20,
+        "KV_MAC_LO",
+        "Key-value collector MAC, last four bytes",
+    );
+    /// Key-value collector IPv4 address.
+    pub const KV_IP: Register = rw(BASE + 0x24, "KV_IP", "Key-value collector IPv4 address");
+    /// Key-value collector UDP port.
+    pub const KV_PORT: Register = rw(
+        BASE + 0x28,
+        "KV_PORT",
+        "Key-value collector UDP port (bits 15:0)",
+    );
+    /// Gradient fallback MAC, bytes 0..2.
+    pub const GRAD_MAC_HI: Register = rw(
+        BASE + 0x2C,
+        "GRAD_MAC_HI",
+        "Gradient host fallback MAC, first two bytes",
+    );
+    /// Gradient fallback MAC, bytes 2..6.
+    pub const GRAD_MAC_LO: Register = rw(
+        BASE + 0x30,
+        "GRAD_MAC_LO",
+        "Gradient host fallback MAC, last four bytes",
+    );
+    /// Gradient fallback IPv4 address.
+    pub const GRAD_IP: Register = rw(
+        BASE + 0x34,
+        "GRAD_IP",
+        "Gradient host fallback IPv4 address",
+    );
+    /// Gradient fallback UDP port.
+    pub const GRAD_PORT: Register = rw(
+        BASE + 0x38,
+        "GRAD_PORT",
+        "Gradient host fallback UDP port (bits 15:0)",
+    );
+    /// Records per record frame.
+    pub const PACK_MAX: Register = Register {
+        name: "PACK_MAX",
+        addr: BASE + 0x3C,
+        access: Access::Rw,
+        value: Value::Live {
+            reset: crate::wire::KV_DEFAULT_RECORDS as u32,
+        },
+        fields: &[],
+        doc: "Most records in one key-value record frame (bits 10:0; 0 acts as 1, above 1119 as 1119)",
+    };
+    /// Most cycles a record waits in a partial frame.
+    pub const PACK_WAIT: Register = Register {
+        name: "PACK_WAIT",
+        addr: BASE + 0x40,
+        access: Access::Rw,
+        value: Value::Live { reset: 1024 },
+        fields: &[],
+        doc: "Cycles (axis_aclk) after its first record that a partial record frame leaves (bits 19:0)",
+    };
+    /// Sequence number of the next record frame.
+    pub const PACK_SEQ: Register = rw(
+        BASE + 0x44,
+        "PACK_SEQ",
+        "Sequence number of the next record frame (counts up per frame)",
+    );
+    /// `WT_SEL.WORKER`.
+    pub const WT_SEL_WORKER: Field = Field {
+        name: "WORKER",
+        lsb: 0,
+        width: 5,
+        doc: "Worker id",
+    };
+    /// `WT_SEL.JOB`.
+    pub const WT_SEL_JOB: Field = Field {
+        name: "JOB",
+        lsb: 8,
+        width: 4,
+        doc: "Gradient job id",
+    };
+    /// Worker table entry selected by `WT_CMD`.
+    pub const WT_SEL: Register = Register {
+        name: "WT_SEL",
+        addr: BASE + 0x48,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[WT_SEL_WORKER, WT_SEL_JOB],
+        doc: "Gradient worker table: the entry WT_CMD writes",
+    };
+    /// `WT_MAC_HI.VALID`.
+    pub const WT_VALID: Field = Field {
+        name: "VALID",
+        lsb: 16,
+        width: 1,
+        doc: "The entry is a worker: RESULT frames go to it",
+    };
+    /// `WT_MAC_HI.HOST`.
+    pub const WT_HOST: Field = Field {
+        name: "HOST",
+        lsb: 17,
+        width: 1,
+        doc: "The worker is on the host port (0: on the wire)",
+    };
+    /// `WT_MAC_HI.MAC`.
+    pub const WT_MAC: Field = Field {
+        name: "MAC",
+        lsb: 0,
+        width: 16,
+        doc: "Worker MAC, first two bytes",
+    };
+    /// Staged worker entry: MAC bytes 0..2 and flags.
+    pub const WT_MAC_HI: Register = Register {
+        name: "WT_MAC_HI",
+        addr: BASE + 0x4C,
+        access: Access::Rw,
+        value: Value::Live { reset: 0 },
+        fields: &[WT_MAC, WT_VALID, WT_HOST],
+        doc: "Staged worker entry: MAC first two bytes, VALID, HOST",
+    };
+    /// Staged worker entry: MAC bytes 2..6.
+    pub const WT_MAC_LO: Register = rw(
+        BASE + 0x50,
+        "WT_MAC_LO",
+        "Staged worker entry: MAC last four bytes",
+    );
+    /// Staged worker entry: IPv4 address.
+    pub const WT_IP: Register = rw(BASE + 0x54, "WT_IP", "Staged worker entry: IPv4 address");
+    /// Staged worker entry: UDP port.
+    pub const WT_PORT: Register = rw(
+        BASE + 0x58,
+        "WT_PORT",
+        "Staged worker entry: UDP port (bits 15:0)",
+    );
+    /// `WT_CMD.WRITE`.
+    pub const WT_CMD_WRITE: Field = Field {
+        name: "WRITE",
+        lsb: 0,
+        width: 1,
+        doc: "Write 1: store the staged entry at WT_SEL",
+    };
+    /// Worker table command.
+    pub const WT_CMD: Register = Register {
+        name: "WT_CMD",
+        addr: BASE + 0x5C,
+        access: Access::Wo,
+        value: Value::Live { reset: 0 },
+        fields: &[WT_CMD_WRITE],
+        doc: "Gradient worker table command",
+    };
+    const C0: [Register; 2] = counter(
+        BASE,
+        0x60,
+        "RX_FRAMES_LO",
+        "RX_FRAMES_HI",
+        "Frames taken from the network (wire receive)",
+    );
+    const C1: [Register; 2] = counter(
+        BASE,
+        0x68,
+        "RX_BAD_LO",
+        "RX_BAD_HI",
+        "Network frames dropped whole: tuser_size out of range or disagreeing with the frame's beats",
+    );
+    const C2: [Register; 2] = counter(
+        BASE,
+        0x70,
+        "RX_ENGINE_LO",
+        "RX_ENGINE_HI",
+        "Network frames steered to an engine",
+    );
+    const C3: [Register; 2] = counter(
+        BASE,
+        0x78,
+        "RX_HOST_LO",
+        "RX_HOST_HI",
+        "Network frames passed to the host unchanged (malformed ones included)",
+    );
+    const C4: [Register; 2] = counter(
+        BASE,
+        0x80,
+        "RX_MALFORMED_LO",
+        "RX_MALFORMED_HI",
+        "Network frames for an engine that failed a header check (passed to the host)",
+    );
+    const C5: [Register; 2] = counter(
+        BASE,
+        0x88,
+        "H2C_FRAMES_LO",
+        "H2C_FRAMES_HI",
+        "Frames taken from the host (QDMA H2C)",
+    );
+    const C6: [Register; 2] = counter(
+        BASE,
+        0x90,
+        "H2C_BAD_LO",
+        "H2C_BAD_HI",
+        "Host frames dropped whole: tuser_size out of range or disagreeing with the frame's beats",
+    );
+    const C7: [Register; 2] = counter(
+        BASE,
+        0x98,
+        "H2C_ENGINE_LO",
+        "H2C_ENGINE_HI",
+        "Host frames steered to an engine",
+    );
+    const C8: [Register; 2] = counter(
+        BASE,
+        0xA0,
+        "H2C_WIRE_LO",
+        "H2C_WIRE_HI",
+        "Host frames passed to the network unchanged (malformed ones included)",
+    );
+    const C9: [Register; 2] = counter(
+        BASE,
+        0xA8,
+        "H2C_MALFORMED_LO",
+        "H2C_MALFORMED_HI",
+        "Host frames for an engine that failed a header check (passed to the network)",
+    );
+    const C10: [Register; 2] = counter(
+        BASE,
+        0xB0,
+        "C2H_FRAMES_LO",
+        "C2H_FRAMES_HI",
+        "Frames sent to the host",
+    );
+    const C11: [Register; 2] = counter(
+        BASE,
+        0xB8,
+        "TX_FRAMES_LO",
+        "TX_FRAMES_HI",
+        "Frames sent to the network",
+    );
+    const C12: [Register; 2] = counter(
+        BASE,
+        0xC0,
+        "KV_ACKS_LO",
+        "KV_ACKS_HI",
+        "Key-value ack frames sent",
+    );
+    const C13: [Register; 2] = counter(
+        BASE,
+        0xC8,
+        "KV_RECORD_FRAMES_LO",
+        "KV_RECORD_FRAMES_HI",
+        "Key-value record frames sent to the collector",
+    );
+    const C14: [Register; 2] = counter(
+        BASE,
+        0xD0,
+        "GRAD_COPIES_LO",
+        "GRAD_COPIES_HI",
+        "Gradient RESULT frames sent to workers (one per worker and chunk)",
+    );
+    const C15: [Register; 2] = counter(
+        BASE,
+        0xD8,
+        "GRAD_NO_WORKER_LO",
+        "GRAD_NO_WORKER_HI",
+        "Gradient RESULT copies not sent: the worker table entry is not valid",
+    );
+    const C16: [Register; 2] = counter(
+        BASE,
+        0xE0,
+        "MEMOPS_REPLIES_LO",
+        "MEMOPS_REPLIES_HI",
+        "MemOps completion frames sent",
+    );
+    /// Counter names in register order.
+    pub const COUNTER_NAMES: [&str; 17] = [
+        "RX_FRAMES",
+        "RX_BAD",
+        "RX_ENGINE",
+        "RX_HOST",
+        "RX_MALFORMED",
+        "H2C_FRAMES",
+        "H2C_BAD",
+        "H2C_ENGINE",
+        "H2C_WIRE",
+        "H2C_MALFORMED",
+        "C2H_FRAMES",
+        "TX_FRAMES",
+        "KV_ACKS",
+        "KV_RECORD_FRAMES",
+        "GRAD_COPIES",
+        "GRAD_NO_WORKER",
+        "MEMOPS_REPLIES",
+    ];
+    /// Counters, LO/HI pairs in address order.
+    pub const COUNTERS: [Register; 34] = [
+        C0[0], C0[1], C1[0], C1[1], C2[0], C2[1], C3[0], C3[1], C4[0], C4[1], C5[0], C5[1], C6[0],
+        C6[1], C7[0], C7[1], C8[0], C8[1], C9[0], C9[1], C10[0], C10[1], C11[0], C11[1], C12[0],
+        C12[1], C13[0], C13[1], C14[0], C14[1], C15[0], C15[1], C16[0], C16[1],
+    ];
+    /// The block.
+    pub const BLOCK: Block = Block {
+        name: "net",
+        type_id: super::block_type::NET,
+        version: 1,
+        base: BASE,
+        span: 0x100,
+        doc: "The card on the wire: addresses, destinations, record packing, gradient workers, frame counters",
+        regs: &[
+            BLK_TYPE,
+            BLK_VERSION,
+            BLK_NEXT,
+            CTRL,
+            MAC_HI,
+            MAC_LO,
+            IP,
+            KV_MAC_HI,
+            KV_MAC_LO,
+            KV_IP,
+            KV_PORT,
+            GRAD_MAC_HI,
+            GRAD_MAC_LO,
+            GRAD_IP,
+            GRAD_PORT,
+            PACK_MAX,
+            PACK_WAIT,
+            PACK_SEQ,
+            WT_SEL,
+            WT_MAC_HI,
+            WT_MAC_LO,
+            WT_IP,
+            WT_PORT,
+            WT_CMD,
+            C0[0],
+            C0[1],
+            C1[0],
+            C1[1],
+            C2[0],
+            C2[1],
+            C3[0],
+            C3[1],
+            C4[0],
+            C4[1],
+            C5[0],
+            C5[1],
+            C6[0],
+            C6[1],
+            C7[0],
+            C7[1],
+            C8[0],
+            C8[1],
+            C9[0],
+            C9[1],
+            C10[0],
+            C10[1],
+            C11[0],
+            C11[1],
+            C12[0],
+            C12[1],
+            C13[0],
+            C13[1],
+            C14[0],
+            C14[1],
+            C15[0],
+            C15[1],
+            C16[0],
+            C16[1],
+        ],
+    };
+}
+
 /// AXI4-Lite address width of the control space.
 pub const ADDR_BITS: u32 = 16;
 
@@ -1529,5 +1965,6 @@ pub const MAP: Map = Map {
         queue::BLOCK,
         grad::BLOCK,
         avm::BLOCK,
+        net::BLOCK,
     ],
 };

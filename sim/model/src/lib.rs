@@ -23,6 +23,7 @@ pub mod memops;
 pub mod ports;
 pub mod steer;
 pub mod top;
+pub mod wire;
 
 pub use clocks::Schedule;
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
