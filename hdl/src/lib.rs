@@ -13,10 +13,15 @@ pub mod cdc;
 pub mod common;
 pub mod csr;
 pub mod emit;
+pub mod frame_check;
+pub mod framer;
 pub mod grad_agg;
+pub mod grad_fanout;
 pub mod kv_agg;
 pub mod lint;
 pub mod memops;
+pub mod memops_port;
+pub mod rec_pack;
 pub mod steer;
 pub mod top;
 

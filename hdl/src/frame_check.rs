@@ -1,0 +1,1 @@
+//! `frame_check` (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `framer` (in progress on a branch).

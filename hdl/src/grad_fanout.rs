@@ -1,0 +1,1 @@
+//! `grad_fanout` (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `memops_port` (in progress on a branch).

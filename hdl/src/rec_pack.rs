@@ -1,0 +1,1 @@
+//! `rec_pack` (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `frame_check`'s reference model (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `framer`'s reference model (in progress on a branch).

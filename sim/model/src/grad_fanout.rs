@@ -1,0 +1,1 @@
+//! `grad_fanout`'s reference model (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `memops_port`'s reference model (in progress on a branch).

@@ -1,0 +1,1 @@
+//! `rec_pack`'s reference model (in progress on a branch).

@@ -1,0 +1,1 @@
+//! Port glue of `frame_check` (in progress on a branch).

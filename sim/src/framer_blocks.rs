@@ -1,0 +1,1 @@
+//! Port glue of `framer` (in progress on a branch).

@@ -1,0 +1,1 @@
+//! Port glue of `grad_fanout` (in progress on a branch).

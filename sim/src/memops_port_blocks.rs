@@ -1,0 +1,1 @@
+//! Port glue of `memops_port` (in progress on a branch).

@@ -1,0 +1,1 @@
+//! Port glue of `rec_pack` (in progress on a branch).
