@@ -288,3 +288,89 @@ impl Logic for Pair {
         Verilog::Custom("always @(*) out = {hi, lo};".into())
     }
 }
+
+/// The bytes of `input` in the opposite order: byte `i` (bits `8i+7:8i`)
+/// of an `N`-bit value becomes byte `N/8 - 1 - i`. A stream beat holds the
+/// wire's bytes first-byte-lowest, while addresses and ports are numbers
+/// whose first wire byte is most significant: this turns one into the
+/// other. A block of its own for the reason [`Cat`] is: rust-hdl has no
+/// concatenation.
+#[derive(LogicBlock, Default)]
+pub struct Bswap<const N: usize> {
+    /// The value.
+    pub din: Signal<In, Bits<N>>,
+    /// Its bytes reversed.
+    pub dout: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize> Logic for Bswap<N> {
+    fn update(&mut self) {
+        let mut v = Bits::<N>::default();
+        for i in 0..N / 8 {
+            v.set_bits::<8>(N - 8 - 8 * i, self.din.val().get_bits::<8>(8 * i));
+        }
+        self.dout.next = v;
+    }
+
+    fn connect(&mut self) {
+        self.dout.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert!(N % 8 == 0 && N >= 16, "Bswap<{N}> swaps whole bytes");
+        let parts: Vec<String> = (0..N / 8)
+            .map(|i| format!("din[{}:{}]", 8 * i + 7, 8 * i))
+            .collect();
+        Verilog::Custom(format!("always @(*) dout = {{{}}};", parts.join(", ")))
+    }
+}
+
+/// The ones'-complement sum (RFC 1071) of an IPv4 header's ten 16-bit
+/// words, carries folded back in, not complemented: a header with a correct
+/// checksum sums to `0xffff`, and a header with its checksum field 0 sums
+/// to the complement of the checksum it needs. `hdr` holds the header's 20
+/// bytes as a beat does (first byte in bits 7:0).
+#[derive(LogicBlock, Default)]
+pub struct Ipv4Sum {
+    /// The header's bytes.
+    pub hdr: Signal<In, Bits<160>>,
+    /// The folded sum.
+    pub sum: Signal<Out, Bits<16>>,
+}
+
+impl Logic for Ipv4Sum {
+    fn update(&mut self) {
+        let h = self.hdr.val();
+        let mut s = 0u64;
+        for i in 0..10 {
+            s += (h.get_bits::<8>(16 * i).to_u64() << 8) | h.get_bits::<8>(16 * i + 8).to_u64();
+        }
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        self.sum.next = Bits::from(s);
+    }
+
+    fn connect(&mut self) {
+        self.sum.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        // Ten 16-bit words fit 20 bits; two folds leave at most 16 bits.
+        let words: Vec<String> = (0..10)
+            .map(|i| {
+                format!(
+                    "{{4'b0, hdr[{}:{}], hdr[{}:{}]}}",
+                    16 * i + 7,
+                    16 * i,
+                    16 * i + 15,
+                    16 * i + 8
+                )
+            })
+            .collect();
+        Verilog::Custom(format!(
+            "reg [19:0] s0;\nreg [16:0] s1;\nalways @(*) begin\n  s0 = {};\n  s1 = {{1'b0, s0[15:0]}} + {{13'b0, s0[19:16]}};\n  sum = s1[15:0] + {{15'b0, s1[16]}};\nend",
+            words.join(" + ")
+        ))
+    }
+}

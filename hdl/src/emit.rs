@@ -125,6 +125,13 @@ pub fn pkt_mux4() -> crate::steer::PktMux4 {
     uut
 }
 
+/// A connected two-way packet merge with a return-address sideband.
+pub fn pkt_mux2() -> crate::steer::PktMux2<{ weft_regs::wire::RET_BITS }> {
+    let mut uut = crate::steer::PktMux2::new();
+    uut.connect_all();
+    uut
+}
+
 /// A connected AVM pool.
 pub fn avm() -> crate::avm::Avm {
     let mut uut = crate::avm::Avm::new();
@@ -219,6 +226,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "pkt_mux4",
             verilog: verilog_of(&pkt_mux4(), &module_name("pkt_mux4")),
+        },
+        Emitted {
+            name: "pkt_mux2",
+            verilog: verilog_of(&pkt_mux2(), &module_name("pkt_mux2")),
         },
         Emitted {
             name: "avm",

@@ -1,20 +1,26 @@
-//! Stream steering for the top: [`Deframe`] sends UDP frames for the
-//! engines (by destination port) to them without their Ethernet, IPv4 and
-//! UDP headers and passes every other frame through unchanged; [`PktMux4`]
-//! merges four packet streams, a whole packet at a time, round-robin.
-//! Their specifications are `weft_model::steer::{DeframeModel, PktMuxModel}`.
+//! Stream steering for the top: [`Deframe`] sends the UDP frames addressed
+//! to the card's engines (by destination port) to them without their
+//! Ethernet, IPv4 and UDP headers, with the sender's return address, and
+//! passes every other frame through unchanged; [`PktMux4`] and [`PktMux2`]
+//! merge packet streams, a whole packet at a time, round-robin. Their
+//! specifications are `weft_model::steer`; `docs/wire.md` is the contract.
 
-use crate::common::{konst, Widen};
+use crate::common::{konst, Bswap, Cat, Ipv4Sum, Widen};
 use rust_hdl::prelude::*;
+use weft_regs::wire;
 
 /// UDP destination port of key-value aggregation packets.
-pub const KV_PORT: u64 = 0x5746;
+pub const KV_PORT: u64 = wire::KV_PORT as u64;
 /// UDP destination port of gradient aggregation packets.
-pub const GRAD_PORT: u64 = 0x5747;
+pub const GRAD_PORT: u64 = wire::GRAD_PORT as u64;
 /// UDP destination port of MemOps transaction frames.
-pub const MEMOPS_PORT: u64 = 0x5748;
+pub const MEMOPS_PORT: u64 = wire::MEMOPS_PORT as u64;
 
-/// The deframer (512-bit AXI4-Stream).
+/// The deframer (512-bit AXI4-Stream). A frame's first beat decides
+/// (`weft_model::wire::decide` is the rule): for an engine, well formed,
+/// it is steered there; malformed or not for an engine, it passes through
+/// whole. Frames arrive whole and with a truthful `tuser_size` (a
+/// `FrameCheck` stands in front).
 #[derive(LogicBlock)]
 pub struct Deframe {
     /// Clock.
@@ -31,6 +37,12 @@ pub struct Deframe {
     pub s_tuser_size: Signal<In, Bits<16>>,
     /// Ready.
     pub s_tready: Signal<Out, Bit>,
+    /// The card's MAC (first wire byte in bits 47:40).
+    pub card_mac: Signal<In, Bits<48>>,
+    /// The card's IPv4 address (first byte in bits 31:24).
+    pub card_ip: Signal<In, Bits<32>>,
+    /// Steer frames for the card to its engines (`net.CTRL.ENABLE`).
+    pub enable: Signal<In, Bit>,
     /// Output data.
     pub m_tdata: Signal<Out, Bits<512>>,
     /// Output byte enables.
@@ -41,51 +53,86 @@ pub struct Deframe {
     pub m_tvalid: Signal<Out, Bit>,
     /// Output packet bytes.
     pub m_tuser_size: Signal<Out, Bits<16>>,
-    /// Destination: 0 host, 1 key-value engine, 2 gradient engine, 3 MemOps.
+    /// Destination: 0 pass through (unchanged frame), 1 key-value, 2 gradient, 3 MemOps.
     pub m_tdest: Signal<Out, Bits<2>>,
+    /// An engine packet's return address: source MAC (47:0), IP (79:48), UDP port (95:80).
+    pub m_tret: Signal<Out, Bits<96>>,
     /// Output ready.
     pub m_tready: Signal<In, Bit>,
+    /// Pulse: a frame's first beat was taken and the frame goes to an engine.
+    pub ev_engine: Signal<Out, Bit>,
+    /// Pulse: a frame's first beat was taken and the frame passes through.
+    pub ev_pass: Signal<Out, Bit>,
+    /// Pulse: that passing frame was for an engine but malformed.
+    pub ev_malformed: Signal<Out, Bit>,
     in_pkt: DFF<Bit>,
     dest: DFF<Bits<2>>,
     carry: DFF<Bits<176>>,
     size: DFF<Bits<16>>,
     flush: DFF<Bit>,
+    ret: DFF<Bits<96>>,
     cls: Signal<Local, Bits<2>>,
-    ip_udp: Signal<Local, Bit>,
-    port: Signal<Local, Bits<16>>,
+    engine: Signal<Local, Bits<2>>,
+    for_me: Signal<Local, Bit>,
+    well_formed: Signal<Local, Bit>,
+    total: Signal<Local, Bits<16>>,
+    eff: Signal<Local, Bits<16>>,
+    udp_len: Signal<Local, Bits<16>>,
+    udp_want: Signal<Local, Bits<16>>,
+    min_payload: Signal<Local, Bits<16>>,
     payload: Signal<Local, Bits<16>>,
     k: Signal<Local, Bits<7>>,
     fire: Signal<Local, Bit>,
+    first: Signal<Local, Bit>,
     keep_n: Signal<Local, Bits<6>>,
     k6: Signal<Local, Bits<6>>,
-    carry6: Constant<Bits<6>>,
-    strip6: Constant<Bits<6>>,
     keep_amt: Signal<Local, Bits<6>>,
-    w_phi: Widen<16, 8>,
-    w_plo: Widen<16, 8>,
-    zero64: Constant<Bits<64>>,
+    sw_dmac: Bswap<48>,
+    sw_smac: Bswap<48>,
+    sw_dip: Bswap<32>,
+    sw_sip: Bswap<32>,
+    sw_sport: Bswap<16>,
+    sw_dport: Bswap<16>,
+    sw_total: Bswap<16>,
+    sw_udp: Bswap<16>,
+    csum: Ipv4Sum,
+    c_ret_lo: Cat<80, 32, 48>,
+    c_ret: Cat<96, 16, 80>,
     w_carry: Widen<512, 176>,
     w_head: Widen<512, 336>,
     w_k: Widen<7, 6>,
+    carry6: Constant<Bits<6>>,
+    strip6: Constant<Bits<6>>,
     ones64: Constant<Bits<64>>,
     zero2: Constant<Bits<2>>,
     zero6: Constant<Bits<6>>,
     zero16: Constant<Bits<16>>,
+    zero64: Constant<Bits<64>>,
     zero512: Constant<Bits<512>>,
     d_kv: Constant<Bits<2>>,
     d_grad: Constant<Bits<2>>,
+    d_memops: Constant<Bits<2>>,
     kv_port: Constant<Bits<16>>,
     grad_port: Constant<Bits<16>>,
     memops_port: Constant<Bits<16>>,
-    d_memops: Constant<Bits<2>>,
     strip16: Constant<Bits<16>>,
     strip7: Constant<Bits<7>>,
     full7: Constant<Bits<7>>,
+    headers: Constant<Bits<16>>,
+    eth16: Constant<Bits<16>>,
+    ip16: Constant<Bits<16>>,
+    min_total: Constant<Bits<16>>,
+    max_total: Constant<Bits<16>>,
     min_frame: Constant<Bits<16>>,
+    min_engine: Constant<Bits<16>>,
+    min_memops: Constant<Bits<16>>,
+    broadcast: Constant<Bits<48>>,
+    sum_ok: Constant<Bits<16>>,
     b_08: Constant<Bits<8>>,
     b_00: Constant<Bits<8>>,
     b_45: Constant<Bits<8>>,
     b_17: Constant<Bits<8>>,
+    b_3f: Constant<Bits<8>>,
 }
 
 impl Default for Deframe {
@@ -105,54 +152,88 @@ impl Deframe {
             s_tvalid: Default::default(),
             s_tuser_size: Default::default(),
             s_tready: Default::default(),
+            card_mac: Default::default(),
+            card_ip: Default::default(),
+            enable: Default::default(),
             m_tdata: Default::default(),
             m_tkeep: Default::default(),
             m_tlast: Default::default(),
             m_tvalid: Default::default(),
             m_tuser_size: Default::default(),
             m_tdest: Default::default(),
+            m_tret: Default::default(),
             m_tready: Default::default(),
+            ev_engine: Default::default(),
+            ev_pass: Default::default(),
+            ev_malformed: Default::default(),
             in_pkt: Default::default(),
             dest: Default::default(),
             carry: Default::default(),
             size: Default::default(),
             flush: Default::default(),
+            ret: Default::default(),
             cls: Default::default(),
-            ip_udp: Default::default(),
-            port: Default::default(),
+            engine: Default::default(),
+            for_me: Default::default(),
+            well_formed: Default::default(),
+            total: Default::default(),
+            eff: Default::default(),
+            udp_len: Default::default(),
+            udp_want: Default::default(),
+            min_payload: Default::default(),
             payload: Default::default(),
             k: Default::default(),
             fire: Default::default(),
+            first: Default::default(),
             keep_n: Default::default(),
-            keep_amt: Default::default(),
             k6: Default::default(),
-            carry6: konst(22),
-            strip6: konst(42),
-            w_phi: Default::default(),
-            w_plo: Default::default(),
-            zero64: konst(0),
+            keep_amt: Default::default(),
+            sw_dmac: Default::default(),
+            sw_smac: Default::default(),
+            sw_dip: Default::default(),
+            sw_sip: Default::default(),
+            sw_sport: Default::default(),
+            sw_dport: Default::default(),
+            sw_total: Default::default(),
+            sw_udp: Default::default(),
+            csum: Default::default(),
+            c_ret_lo: Default::default(),
+            c_ret: Default::default(),
             w_carry: Default::default(),
             w_head: Default::default(),
             w_k: Default::default(),
+            carry6: konst(22),
+            strip6: konst(42),
             ones64: konst(u64::MAX),
             zero2: konst(0),
             zero6: konst(0),
             zero16: konst(0),
+            zero64: konst(0),
             zero512: konst(0),
             d_kv: konst(1),
             d_grad: konst(2),
+            d_memops: konst(3),
             kv_port: konst(KV_PORT),
             grad_port: konst(GRAD_PORT),
             memops_port: konst(MEMOPS_PORT),
-            d_memops: konst(3),
-            strip16: konst(42),
-            strip7: konst(42),
+            strip16: konst(wire::HEADERS as u64),
+            strip7: konst(wire::HEADERS as u64),
             full7: konst(64),
-            min_frame: konst(58),
+            headers: konst(wire::HEADERS as u64),
+            eth16: konst(wire::ETH_BYTES as u64),
+            ip16: konst(wire::IPV4_BYTES as u64),
+            min_total: konst((wire::IPV4_BYTES + wire::UDP_BYTES) as u64),
+            max_total: konst((wire::MAX_FRAME - wire::ETH_BYTES) as u64),
+            min_frame: konst(wire::MIN_FRAME as u64),
+            min_engine: konst(wire::MIN_ENGINE_PAYLOAD as u64),
+            min_memops: konst(wire::MIN_MEMOPS_PAYLOAD as u64),
+            broadcast: konst(0xffff_ffff_ffff),
+            sum_ok: konst(0xffff),
             b_08: konst(0x08),
             b_00: konst(0x00),
             b_45: konst(0x45),
-            b_17: konst(17),
+            b_17: konst(wire::PROTO_UDP as u64),
+            b_3f: konst(0x3f),
         }
     }
 }
@@ -160,28 +241,71 @@ impl Deframe {
 impl Logic for Deframe {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, in_pkt, dest, carry, size, flush);
-        // Classification of a first beat (bytes in network order).
-        self.ip_udp.next = (self.s_tdata.val().get_bits::<8>(96) == self.b_08.val())
-            & (self.s_tdata.val().get_bits::<8>(104) == self.b_00.val())
-            & (self.s_tdata.val().get_bits::<8>(112) == self.b_45.val())
-            & (self.s_tdata.val().get_bits::<8>(184) == self.b_17.val());
-        self.w_phi.narrow.next = self.s_tdata.val().get_bits::<8>(288);
-        self.w_plo.narrow.next = self.s_tdata.val().get_bits::<8>(296);
-        self.port.next = (self.w_phi.wide.val() << 8) | self.w_plo.wide.val();
-        self.cls.next = self.zero2.val();
-        if self.ip_udp.val() & (self.s_tuser_size.val() >= self.min_frame.val()) {
-            if self.port.val() == self.kv_port.val() {
-                self.cls.next = self.d_kv.val();
-            }
-            if self.port.val() == self.grad_port.val() {
-                self.cls.next = self.d_grad.val();
-            }
-            if self.port.val() == self.memops_port.val() {
-                self.cls.next = self.d_memops.val();
-            }
+        dff_setup!(self, clock, in_pkt, dest, carry, size, flush, ret);
+        // ---- Classification of a first beat (bytes in network order).
+        self.sw_dmac.din.next = self.s_tdata.val().get_bits::<48>(0);
+        self.sw_smac.din.next = self.s_tdata.val().get_bits::<48>(48);
+        self.sw_total.din.next = self.s_tdata.val().get_bits::<16>(128);
+        self.csum.hdr.next = self.s_tdata.val().get_bits::<160>(112);
+        self.sw_sip.din.next = self.s_tdata.val().get_bits::<32>(208);
+        self.sw_dip.din.next = self.s_tdata.val().get_bits::<32>(240);
+        self.sw_sport.din.next = self.s_tdata.val().get_bits::<16>(272);
+        self.sw_dport.din.next = self.s_tdata.val().get_bits::<16>(288);
+        self.sw_udp.din.next = self.s_tdata.val().get_bits::<16>(304);
+        self.engine.next = self.zero2.val();
+        self.min_payload.next = self.min_engine.val();
+        if self.sw_dport.dout.val() == self.kv_port.val() {
+            self.engine.next = self.d_kv.val();
         }
-        self.payload.next = self.size.q.val() - self.strip16.val();
+        if self.sw_dport.dout.val() == self.grad_port.val() {
+            self.engine.next = self.d_grad.val();
+        }
+        if self.sw_dport.dout.val() == self.memops_port.val() {
+            self.engine.next = self.d_memops.val();
+            self.min_payload.next = self.min_memops.val();
+        }
+        self.for_me.next = self.enable.val()
+            & (self.s_tuser_size.val() >= self.headers.val())
+            & ((self.sw_dmac.dout.val() == self.card_mac.val())
+                | (self.sw_dmac.dout.val() == self.broadcast.val()))
+            & (self.s_tdata.val().get_bits::<8>(96) == self.b_08.val())
+            & (self.s_tdata.val().get_bits::<8>(104) == self.b_00.val())
+            & (self.sw_dip.dout.val() == self.card_ip.val())
+            & (self.s_tdata.val().get_bits::<8>(112) == self.b_45.val())
+            & (self.s_tdata.val().get_bits::<8>(184) == self.b_17.val())
+            & (self.engine.val() != self.zero2.val());
+        self.total.next = self.sw_total.dout.val();
+        self.eff.next = self.total.val() + self.eth16.val();
+        self.udp_len.next = self.sw_udp.dout.val();
+        self.udp_want.next = self.total.val() - self.ip16.val();
+        self.payload.next = self.total.val() - self.min_total.val();
+        // No fragments, a correct header checksum, lengths that agree with
+        // the frame (or a minimum frame padded to 60 bytes), a long enough
+        // payload.
+        self.well_formed.next = ((self.s_tdata.val().get_bits::<8>(160) & self.b_3f.val())
+            == self.b_00.val())
+            & (self.s_tdata.val().get_bits::<8>(168) == self.b_00.val())
+            & (self.csum.sum.val() == self.sum_ok.val())
+            & (self.total.val() >= self.min_total.val())
+            & (self.total.val() <= self.max_total.val())
+            & ((self.eff.val() == self.s_tuser_size.val())
+                | ((self.eff.val() < self.min_frame.val())
+                    & (self.s_tuser_size.val() == self.min_frame.val())))
+            & (self.udp_len.val() == self.udp_want.val())
+            & (self.payload.val() >= self.min_payload.val());
+        self.cls.next = self.zero2.val();
+        if self.for_me.val() & self.well_formed.val() {
+            self.cls.next = self.engine.val();
+        }
+        self.c_ret_lo.hi.next = self.sw_sip.dout.val();
+        self.c_ret_lo.lo.next = self.sw_smac.dout.val();
+        self.c_ret.hi.next = self.sw_sport.dout.val();
+        self.c_ret.lo.next = self.c_ret_lo.out.val();
+        self.m_tret.next = self.ret.q.val();
+
+        // ---- The stream. `size` holds the frame's effective length (the
+        // IP datagram's end for an engine frame, so padding is dropped).
+        self.m_tuser_size.next = self.size.q.val() - self.strip16.val();
         // Bytes in the last beat: size mod 64, 64 for a multiple of 64.
         self.w_k.narrow.next = self.size.q.val().get_bits::<6>(0);
         self.k.next = self.w_k.wide.val();
@@ -196,7 +320,6 @@ impl Logic for Deframe {
         self.m_tkeep.next = self.ones64.val();
         self.m_tlast.next = false;
         self.m_tvalid.next = self.s_tvalid.val();
-        self.m_tuser_size.next = self.payload.val();
         self.m_tdest.next = self.dest.q.val();
         // Byte counts modulo 64 (64 itself is 0): the mask shift is
         // (64 - n) mod 64, and 64 bytes is the full mask.
@@ -236,8 +359,12 @@ impl Logic for Deframe {
             self.m_tlast.next = true;
             self.m_tkeep.next = self.ones64.val() >> self.keep_amt.val();
         }
-        // State.
+        // ---- State and events.
         self.fire.next = self.s_tvalid.val() & self.s_tready.val();
+        self.first.next = self.fire.val() & !self.in_pkt.q.val() & !self.flush.q.val();
+        self.ev_engine.next = self.first.val() & (self.cls.val() != self.zero2.val());
+        self.ev_pass.next = self.first.val() & (self.cls.val() == self.zero2.val());
+        self.ev_malformed.next = self.first.val() & self.for_me.val() & !self.well_formed.val();
         if self.flush.q.val() {
             if self.m_tready.val() {
                 self.flush.d.next = false;
@@ -247,6 +374,10 @@ impl Logic for Deframe {
             if !self.in_pkt.q.val() {
                 self.dest.d.next = self.cls.val();
                 self.size.d.next = self.s_tuser_size.val();
+                if self.cls.val() != self.zero2.val() {
+                    self.size.d.next = self.eff.val();
+                    self.ret.d.next = self.c_ret.out.val();
+                }
                 self.carry.d.next = self.s_tdata.val().get_bits::<176>(336);
                 self.in_pkt.d.next = !self.s_tlast.val();
                 if (self.cls.val() != self.zero2.val()) & self.s_tlast.val() {
@@ -533,6 +664,143 @@ impl Logic for PktMux4 {
             self.rr.d.next = self.k.val();
             self.sel.d.next = self.k.val();
             self.busy.d.next = !self.m_tlast.val();
+        }
+    }
+}
+
+/// Two packet streams merged into one, a whole packet at a time, with an
+/// `M`-bit sideband (`tmeta`) that travels with each packet: when idle the
+/// valid input that was not granted last goes first (input 1 first out of
+/// reset, as in [`PktMux4`]) and is connected straight through until its `tlast` beat is
+/// taken. Purely combinational from inputs to outputs, so it adds no cycle.
+#[derive(LogicBlock)]
+pub struct PktMux2<const M: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Input 0 data.
+    pub s0_tdata: Signal<In, Bits<512>>,
+    /// Input 0 byte enables.
+    pub s0_tkeep: Signal<In, Bits<64>>,
+    /// Input 0 last beat.
+    pub s0_tlast: Signal<In, Bit>,
+    /// Input 0 valid.
+    pub s0_tvalid: Signal<In, Bit>,
+    /// Input 0 packet bytes.
+    pub s0_tuser_size: Signal<In, Bits<16>>,
+    /// Input 0 sideband.
+    pub s0_tmeta: Signal<In, Bits<M>>,
+    /// Input 0 ready.
+    pub s0_tready: Signal<Out, Bit>,
+    /// Input 1 data.
+    pub s1_tdata: Signal<In, Bits<512>>,
+    /// Input 1 byte enables.
+    pub s1_tkeep: Signal<In, Bits<64>>,
+    /// Input 1 last beat.
+    pub s1_tlast: Signal<In, Bit>,
+    /// Input 1 valid.
+    pub s1_tvalid: Signal<In, Bit>,
+    /// Input 1 packet bytes.
+    pub s1_tuser_size: Signal<In, Bits<16>>,
+    /// Input 1 sideband.
+    pub s1_tmeta: Signal<In, Bits<M>>,
+    /// Input 1 ready.
+    pub s1_tready: Signal<Out, Bit>,
+    /// Output data.
+    pub m_tdata: Signal<Out, Bits<512>>,
+    /// Output byte enables.
+    pub m_tkeep: Signal<Out, Bits<64>>,
+    /// Output last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    /// Output valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// Output packet bytes.
+    pub m_tuser_size: Signal<Out, Bits<16>>,
+    /// Output sideband.
+    pub m_tmeta: Signal<Out, Bits<M>>,
+    /// Output ready.
+    pub m_tready: Signal<In, Bit>,
+    busy: DFF<Bit>,
+    sel: DFF<Bit>,
+    last: DFF<Bit>,
+    k: Signal<Local, Bit>,
+    any: Signal<Local, Bit>,
+}
+
+impl<const M: usize> Default for PktMux2<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const M: usize> PktMux2<M> {
+    /// Idle; input 1 first.
+    pub fn new() -> Self {
+        Self {
+            clock: Default::default(),
+            s0_tdata: Default::default(),
+            s0_tkeep: Default::default(),
+            s0_tlast: Default::default(),
+            s0_tvalid: Default::default(),
+            s0_tuser_size: Default::default(),
+            s0_tmeta: Default::default(),
+            s0_tready: Default::default(),
+            s1_tdata: Default::default(),
+            s1_tkeep: Default::default(),
+            s1_tlast: Default::default(),
+            s1_tvalid: Default::default(),
+            s1_tuser_size: Default::default(),
+            s1_tmeta: Default::default(),
+            s1_tready: Default::default(),
+            m_tdata: Default::default(),
+            m_tkeep: Default::default(),
+            m_tlast: Default::default(),
+            m_tvalid: Default::default(),
+            m_tuser_size: Default::default(),
+            m_tmeta: Default::default(),
+            m_tready: Default::default(),
+            busy: Default::default(),
+            sel: Default::default(),
+            last: Default::default(),
+            k: Default::default(),
+            any: Default::default(),
+        }
+    }
+}
+
+impl<const M: usize> Logic for PktMux2<M> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, busy, sel, last);
+        // Idle: input 1 when it alone is valid, or both are and 0 went last
+        // (`last` is the input granted last).
+        self.k.next = self.s1_tvalid.val() & (!self.s0_tvalid.val() | !self.last.q.val());
+        self.any.next = self.s0_tvalid.val() | self.s1_tvalid.val();
+        if self.busy.q.val() {
+            self.k.next = self.sel.q.val();
+            self.any.next = true;
+        }
+        self.m_tdata.next = self.s0_tdata.val();
+        self.m_tkeep.next = self.s0_tkeep.val();
+        self.m_tlast.next = self.s0_tlast.val();
+        self.m_tvalid.next = self.s0_tvalid.val();
+        self.m_tuser_size.next = self.s0_tuser_size.val();
+        self.m_tmeta.next = self.s0_tmeta.val();
+        self.s0_tready.next = self.m_tready.val() & self.any.val();
+        self.s1_tready.next = false;
+        if self.k.val() {
+            self.m_tdata.next = self.s1_tdata.val();
+            self.m_tkeep.next = self.s1_tkeep.val();
+            self.m_tlast.next = self.s1_tlast.val();
+            self.m_tvalid.next = self.s1_tvalid.val();
+            self.m_tuser_size.next = self.s1_tuser_size.val();
+            self.m_tmeta.next = self.s1_tmeta.val();
+            self.s0_tready.next = false;
+            self.s1_tready.next = self.m_tready.val();
+        }
+        if self.m_tvalid.val() & self.m_tready.val() {
+            self.busy.d.next = !self.m_tlast.val();
+            self.sel.d.next = self.k.val();
+            self.last.d.next = self.k.val();
         }
     }
 }

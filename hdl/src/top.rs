@@ -193,6 +193,7 @@ pub struct WeftTop {
     zero16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
     zero64: Constant<Bits<64>>,
+    zero48: Constant<Bits<48>>,
     ones4: Constant<Bits<4>>,
     d_kv: Constant<Bits<2>>,
     d_grad: Constant<Bits<2>>,
@@ -336,6 +337,7 @@ impl WeftTop {
             zero16: konst(0),
             zero32: konst(0),
             zero64: konst(0),
+            zero48: konst(0),
             ones4: konst(0xf),
             d_kv: konst(1),
             d_grad: konst(2),
@@ -673,6 +675,9 @@ impl Logic for WeftTop {
         self.rx_df.s_tlast.next = self.s_axis_adap_rx_250mhz_tlast.val();
         self.rx_df.s_tvalid.next = self.s_axis_adap_rx_250mhz_tvalid.val() & self.run.val();
         self.rx_df.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
+        self.rx_df.card_mac.next = self.zero48.val();
+        self.rx_df.card_ip.next = self.zero32.val();
+        self.rx_df.enable.next = false;
         self.s_axis_adap_rx_250mhz_tready.next = self.rx_df.s_tready.val() & self.run.val();
         self.c2h.s0_tdata.next = self.rx_df.m_tdata.val();
         self.c2h.s0_tkeep.next = self.rx_df.m_tkeep.val();
@@ -724,6 +729,9 @@ impl Logic for WeftTop {
         self.h2c_df.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
         self.h2c_df.s_tvalid.next = self.s_axis_qdma_h2c_tvalid.val() & self.run.val();
         self.h2c_df.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
+        self.h2c_df.card_mac.next = self.zero48.val();
+        self.h2c_df.card_ip.next = self.zero32.val();
+        self.h2c_df.enable.next = false;
         self.s_axis_qdma_h2c_tready.next = self.h2c_df.s_tready.val() & self.run.val();
         self.m_axis_adap_tx_250mhz_tdata.next = self.h2c_df.m_tdata.val();
         self.m_axis_adap_tx_250mhz_tkeep.next = self.h2c_df.m_tkeep.val();

@@ -182,7 +182,7 @@ crate::hdl_ports!(
     }
 );
 
-use weft_model::steer::{DeframeIn, DeframeOut, MuxIn, MuxOut};
+use weft_model::steer::{DeframeIn, DeframeOut, Mux2In, Mux2Out, MuxIn, MuxOut};
 
 crate::hdl_ports!(
     weft_hdl::steer::Deframe,
@@ -192,6 +192,9 @@ crate::hdl_ports!(
         s_tlast,
         s_tvalid,
         s_tuser_size,
+        card_mac,
+        card_ip,
+        enable,
         m_tready
     },
     DeframeOut {
@@ -201,7 +204,40 @@ crate::hdl_ports!(
         m_tlast,
         m_tvalid,
         m_tuser_size,
-        m_tdest
+        m_tdest,
+        m_tret,
+        ev_engine,
+        ev_pass,
+        ev_malformed
+    }
+);
+
+crate::hdl_ports!(
+    weft_hdl::steer::PktMux2<{ weft_model::steer::MUX2_META }>,
+    Mux2In {
+        s0_tdata,
+        s0_tkeep,
+        s0_tlast,
+        s0_tvalid,
+        s0_tuser_size,
+        s0_tmeta,
+        s1_tdata,
+        s1_tkeep,
+        s1_tlast,
+        s1_tvalid,
+        s1_tuser_size,
+        s1_tmeta,
+        m_tready,
+    },
+    Mux2Out {
+        s0_tready,
+        s1_tready,
+        m_tdata,
+        m_tkeep,
+        m_tlast,
+        m_tvalid,
+        m_tuser_size,
+        m_tmeta,
     }
 );
 

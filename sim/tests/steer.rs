@@ -7,14 +7,16 @@
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::net::Ipv4Addr;
 use std::sync::OnceLock;
-use weft_hdl::steer::{Deframe, PktMux4};
+use weft_hdl::steer::{Deframe, PktMux2, PktMux4};
 use weft_model::steer::{
-    classify, from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, MuxIn, MuxOut,
-    PktMuxModel, GRAD_PORT, KV_PORT, MEMOPS_PORT, STRIP,
+    from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, Mux2In, Mux2Out, MuxIn,
+    MuxOut, PktMux2Model, PktMuxModel, MUX2_META,
 };
+use weft_model::wire::{self, build_frame, classify, Card, Class, Endpoint, Engine};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Engine as SimEngine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlPorts;
 use weft_sim::witness::{agree, Factory};
 
@@ -29,7 +31,7 @@ where
 {
     let o = EngineOptions::default();
     let vl = verilator_usable()
-        .then(|| Prepared::new(Engine::Verilator, module, make, false, &o).unwrap());
+        .then(|| Prepared::new(SimEngine::Verilator, module, make, false, &o).unwrap());
     if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
         assert!(
             vl.is_some(),
@@ -37,7 +39,7 @@ where
         );
     }
     W {
-        hdl: Prepared::new(Engine::RustHdl, module, make, false, &o).unwrap(),
+        hdl: Prepared::new(SimEngine::RustHdl, module, make, false, &o).unwrap(),
         vl,
     }
 }
@@ -50,48 +52,82 @@ fn keep_of(n: usize) -> u64 {
     }
 }
 
-/// A frame: an engine's UDP frame, another UDP port, or random bytes.
+fn card() -> Card {
+    Card {
+        me: Endpoint {
+            mac: [0x02, 0x57, 0x46, 0x00, 0x00, 0x01],
+            ip: Ipv4Addr::new(10, 0, 0, 2),
+            port: 0,
+        },
+        enable: true,
+    }
+}
+
+/// A frame of one of many kinds: for an engine (well formed, padded,
+/// broadcast), for an engine but malformed in one header field, for another
+/// MAC, IP or port, not IPv4, or random bytes.
 fn frame(rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let kind = rng.gen_range(0..6);
-    let len = match rng.gen_range(0..4) {
-        0 => rng.gen_range(1..70),
-        1 => 64 * rng.gen_range(1..5),
-        _ => rng.gen_range(58..330),
+    let engine = [Engine::Kv, Engine::Grad, Engine::Memops][rng.gen_range(0..3)];
+    let n = match rng.gen_range(0..5) {
+        0 => rng.gen_range(0..30),
+        1 => 64 * rng.gen_range(0..4) + rng.gen_range(20..24),
+        _ => rng.gen_range(16..400),
     };
-    let mut f: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-    if kind < 5 && len >= 38 {
-        f[12] = 0x08;
-        f[13] = 0x00;
-        f[14] = 0x45;
-        f[23] = 17;
-        let port = match kind {
-            0 | 1 => KV_PORT,
-            2 => GRAD_PORT,
-            3 => MEMOPS_PORT,
-            _ => rng.gen(),
-        };
-        f[36] = (port >> 8) as u8;
-        f[37] = port as u8;
+    let payload: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+    let peer = Endpoint {
+        mac: [2, 0, 0, 0, rng.gen(), rng.gen()],
+        ip: Ipv4Addr::new(10, 0, 1, rng.gen()),
+        port: rng.gen(),
+    };
+    let mut me = card().me;
+    me.port = engine.port();
+    let mut f = build_frame(&peer, &me, &payload);
+    match rng.gen_range(0..16) {
+        0 => f[0..6].copy_from_slice(&wire::BROADCAST),
+        1 => f[5] ^= 1,
+        2 => f[33] ^= 1,
+        3 => f[37] ^= 1,
+        4 => f[20] |= 0x20,
+        5 => f[21] = 1,
+        6 => f[25] ^= 0x10,
+        7 => f[17] ^= 1,
+        8 => f[39] ^= 2,
+        9 => f[14] = 0x46,
+        10 => f[23] = 6,
+        11 => f[12] = 0x86,
+        12 => f.truncate(rng.gen_range(1..f.len().max(2))),
+        13 => {
+            let m = rng.gen_range(1..200);
+            f = (0..m).map(|_| rng.gen()).collect();
+        }
+        _ => {}
     }
     f
 }
 
 struct DeframeDriver {
     frames: Vec<Vec<u8>>,
+    card: Card,
     next: usize,
     beat: usize,
     rng: ChaCha8Rng,
     bubble: f64,
     stall: f64,
     offering: bool,
-    out: Vec<(u8, u16, Vec<u8>)>,
+    /// Per output packet: destination, size, bytes, return address words.
+    out: Vec<(u8, u16, Vec<u8>, [u32; 3])>,
     cur: Vec<u8>,
+    events: [usize; 3],
 }
 
 impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
     fn drive(&mut self) -> DeframeIn {
+        let (mac_hi, mac_lo) = wire::mac_regs(&self.card.me.mac);
         let mut i = DeframeIn {
             m_tready: !self.rng.gen_bool(self.stall),
+            card_mac: (mac_hi as u64) << 32 | mac_lo as u64,
+            card_ip: u32::from(self.card.me.ip),
+            enable: self.card.enable,
             ..Default::default()
         };
         if !self.offering && self.next < self.frames.len() {
@@ -101,7 +137,10 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
             let f = &self.frames[self.next];
             let at = 64 * self.beat;
             let n = (f.len() - at).min(64);
-            i.s_tdata = from_bytes(&f[at..at + n]);
+            // Bytes past the frame's end in its last beat are garbage.
+            let mut b: Vec<u8> = (0..64).map(|_| self.rng.gen()).collect();
+            b[..n].copy_from_slice(&f[at..at + n]);
+            i.s_tdata = from_bytes(&b);
             i.s_tkeep = keep_of(n);
             i.s_tlast = at + n == f.len();
             i.s_tvalid = true;
@@ -120,11 +159,18 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
                 self.beat += 1;
             }
         }
+        for (k, e) in [o.ev_engine, o.ev_pass, o.ev_malformed].iter().enumerate() {
+            self.events[k] += *e as usize;
+        }
         if o.m_tvalid && i.m_tready {
             self.cur.extend(kept_bytes(&o.m_tdata, o.m_tkeep));
             if o.m_tlast {
-                self.out
-                    .push((o.m_tdest, o.m_tuser_size, std::mem::take(&mut self.cur)));
+                self.out.push((
+                    o.m_tdest,
+                    o.m_tuser_size,
+                    std::mem::take(&mut self.cur),
+                    o.m_tret,
+                ));
             }
         }
     }
@@ -139,9 +185,16 @@ fn deframers() -> &'static W<Deframe> {
     W.get_or_init(|| prepare("weft_deframe", weft_hdl::emit::deframe))
 }
 
-fn check_deframe(seed: u64, n: usize, bubble: f64, stall: f64) -> Result<(), String> {
+fn check_deframe(
+    seed: u64,
+    n: usize,
+    bubble: f64,
+    stall: f64,
+    enable: bool,
+) -> Result<u64, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let frames: Vec<Vec<u8>> = (0..n).map(|_| frame(&mut rng)).collect();
+    let card = Card { enable, ..card() };
     let w = deframers();
     let mut f: Vec<Factory<'_, DeframeIn, DeframeOut>> = vec![
         Box::new(|| -> BoxDut<DeframeIn, DeframeOut> { Box::new(DeframeModel::new()) }),
@@ -152,6 +205,7 @@ fn check_deframe(seed: u64, n: usize, bubble: f64, stall: f64) -> Result<(), Str
     }
     let make = || DeframeDriver {
         frames: frames.clone(),
+        card,
         next: 0,
         beat: 0,
         rng: ChaCha8Rng::seed_from_u64(seed ^ 1),
@@ -160,30 +214,61 @@ fn check_deframe(seed: u64, n: usize, bubble: f64, stall: f64) -> Result<(), Str
         offering: false,
         out: vec![],
         cur: vec![],
+        events: [0; 3],
     };
     let runs = agree(&f, &make, 100_000)?;
     for r in &runs {
-        for (k, (fr, (dest, size, got))) in frames.iter().zip(&r.driver.out).enumerate() {
-            let mut first = [0u8; 64];
-            let n = fr.len().min(64);
-            first[..n].copy_from_slice(&fr[..n]);
-            let want_dest = classify(&from_bytes(&first), fr.len() as u16);
-            let (want_size, want) = if want_dest == 0 {
-                (fr.len(), &fr[..])
-            } else {
-                (fr.len() - STRIP, &fr[STRIP..])
+        let mut want_events = [0usize; 3];
+        for (k, (fr, (dest, size, got, ret))) in frames.iter().zip(&r.driver.out).enumerate() {
+            let class = classify(fr, &card);
+            let (want_dest, want) = match &class {
+                Class::Engine {
+                    engine,
+                    payload,
+                    from,
+                } => {
+                    want_events[0] += 1;
+                    let w = wire::Ret {
+                        to: *from,
+                        side: wire::Side::Wire,
+                    }
+                    .words();
+                    if *ret != [w[0], w[1], w[2]] {
+                        return Err(format!(
+                            "{}: frame {k}: return address {ret:x?}, want {w:x?}",
+                            r.witness
+                        ));
+                    }
+                    (*engine as u8, payload.clone())
+                }
+                Class::Malformed(..) => {
+                    want_events[1] += 1;
+                    want_events[2] += 1;
+                    (0, fr.clone())
+                }
+                Class::Pass => {
+                    want_events[1] += 1;
+                    (0, fr.clone())
+                }
             };
-            if (*dest, *size as usize, &got[..]) != (want_dest, want_size, want) {
+            if (*dest, *size as usize, got) != (want_dest, want.len(), &want) {
                 return Err(format!(
-                    "{}: frame {k} ({} bytes): got dest {dest} size {size} {} bytes, want dest {want_dest} size {want_size}",
+                    "{}: frame {k} ({} bytes, {class:?}): got dest {dest} size {size} {} bytes, want dest {want_dest} size {}",
                     r.witness,
                     fr.len(),
-                    got.len()
+                    got.len(),
+                    want.len()
                 ));
             }
         }
+        if r.driver.events != want_events {
+            return Err(format!(
+                "{}: events (engine, pass, malformed) {:?}, want {want_events:?}",
+                r.witness, r.driver.events
+            ));
+        }
     }
-    Ok(())
+    Ok(runs[0].run.cycles)
 }
 
 struct MuxDriver {
@@ -320,8 +405,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn deframe_steers_and_strips_like_the_model(seed in any::<u64>(), bubble in 0.0f64..0.6, stall in 0.0f64..0.6) {
-        check_deframe(seed, 24, bubble, stall).map_err(TestCaseError::fail)?;
+    fn deframe_steers_and_strips_like_the_model(seed in any::<u64>(), bubble in 0.0f64..0.6, stall in 0.0f64..0.6, enable in proptest::bool::weighted(0.9)) {
+        check_deframe(seed, 24, bubble, stall, enable).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn pkt_mux2_merges_whole_packets_like_the_model(seed in any::<u64>(), bubble in 0.0f64..0.7, stall in 0.0f64..0.7) {
+        check_mux2(seed, bubble, stall).map_err(TestCaseError::fail)?;
     }
 
     #[test]
@@ -330,8 +420,183 @@ proptest! {
     }
 }
 
-/// Full rate: every frame back to back and the output always ready.
+/// Full rate: every frame back to back and the output always ready. The
+/// deframer takes a beat every cycle except while it sends an engine
+/// packet's last beat from its carry (one cycle per such packet).
 #[test]
 fn deframe_at_line_rate() {
-    check_deframe(99, 40, 0.0, 0.0).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let frames: Vec<Vec<u8>> = (0..40).map(|_| frame(&mut rng)).collect();
+    let beats: u64 = frames.iter().map(|f| f.len().div_ceil(64) as u64).sum();
+    let flushes = frames
+        .iter()
+        .filter(|f| match classify(f, &card()) {
+            Class::Engine { payload, .. } => {
+                let k = (wire::HEADERS + payload.len()) % 64;
+                k == 0 || k > wire::HEADERS || payload.len() + wire::HEADERS <= 64
+            }
+            _ => false,
+        })
+        .count() as u64;
+    let kinds = |want: fn(&Class) -> bool| frames.iter().filter(|f| want(&classify(f, &card()))).count();
+    assert!(kinds(|c| matches!(c, Class::Engine { .. })) >= 10);
+    assert!(kinds(|c| matches!(c, Class::Malformed(..))) >= 5);
+    assert!(kinds(|c| matches!(c, Class::Pass)) >= 5);
+    let cycles = check_deframe(99, 40, 0.0, 0.0, true).unwrap();
+    assert!(
+        cycles <= beats + flushes + 1,
+        "{cycles} cycles for {beats} beats and {flushes} carry beats"
+    );
+}
+
+struct Mux2Driver {
+    /// Per input: packets of (beat, sideband).
+    pkts: [Vec<Vec<(Beat, [u32; 4])>>; 2],
+    at: [(usize, usize); 2],
+    offering: [bool; 2],
+    rng: ChaCha8Rng,
+    bubble: f64,
+    stall: f64,
+    out: Vec<(Beat, [u32; 4])>,
+    total: usize,
+}
+
+impl Driver<Mux2In, Mux2Out> for Mux2Driver {
+    fn drive(&mut self) -> Mux2In {
+        let mut i = Mux2In {
+            m_tready: !self.rng.gen_bool(self.stall),
+            ..Default::default()
+        };
+        for k in 0..2 {
+            let (p, b) = self.at[k];
+            if !self.offering[k] && p < self.pkts[k].len() {
+                self.offering[k] = !self.rng.gen_bool(self.bubble);
+            }
+            if self.offering[k] {
+                let (beat, meta) = self.pkts[k][p][b];
+                if k == 0 {
+                    i.s0_tdata = beat.tdata;
+                    i.s0_tkeep = beat.tkeep;
+                    i.s0_tlast = beat.tlast;
+                    i.s0_tvalid = true;
+                    i.s0_tuser_size = beat.tuser_size;
+                    i.s0_tmeta = meta;
+                } else {
+                    i.s1_tdata = beat.tdata;
+                    i.s1_tkeep = beat.tkeep;
+                    i.s1_tlast = beat.tlast;
+                    i.s1_tvalid = true;
+                    i.s1_tuser_size = beat.tuser_size;
+                    i.s1_tmeta = meta;
+                }
+            }
+        }
+        i
+    }
+
+    fn observe(&mut self, i: &Mux2In, o: &Mux2Out) {
+        let taken = [o.s0_tready && i.s0_tvalid, o.s1_tready && i.s1_tvalid];
+        for (k, &t) in taken.iter().enumerate() {
+            if t {
+                self.offering[k] = false;
+                let (p, b) = self.at[k];
+                self.at[k] = if b + 1 == self.pkts[k][p].len() {
+                    (p + 1, 0)
+                } else {
+                    (p, b + 1)
+                };
+            }
+        }
+        if o.m_tvalid && i.m_tready {
+            let beat = Beat {
+                tdata: o.m_tdata,
+                tkeep: o.m_tkeep,
+                tlast: o.m_tlast,
+                tvalid: true,
+                tuser_size: o.m_tuser_size,
+                tuser_src: 0,
+                tuser_dst: 0,
+            };
+            self.out.push((beat, o.m_tmeta));
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.out.len() == self.total
+    }
+}
+
+fn mux2s() -> &'static W<PktMux2<MUX2_META>> {
+    static W: OnceLock<W<PktMux2<MUX2_META>>> = OnceLock::new();
+    W.get_or_init(|| prepare("weft_pkt_mux2", weft_hdl::emit::pkt_mux2))
+}
+
+fn check_mux2(seed: u64, bubble: f64, stall: f64) -> Result<(), String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let pkts: [Vec<Vec<(Beat, [u32; 4])>>; 2] = std::array::from_fn(|k| {
+        (0..rng.gen_range(0..10))
+            .map(|p| {
+                let n = rng.gen_range(1..5);
+                // The sideband names the source and packet; bit 96 random.
+                let meta = [k as u32, p as u32, rng.gen(), rng.gen::<u32>() & 1];
+                (0..n)
+                    .map(|b| {
+                        (
+                            Beat {
+                                tdata: std::array::from_fn(|_| rng.gen()),
+                                tkeep: rng.gen(),
+                                tlast: b + 1 == n,
+                                tvalid: true,
+                                tuser_size: rng.gen(),
+                                tuser_src: 0,
+                                tuser_dst: 0,
+                            },
+                            meta,
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    let total = pkts.iter().flatten().map(Vec::len).sum();
+    let w = mux2s();
+    let mut f: Vec<Factory<'_, Mux2In, Mux2Out>> = vec![
+        Box::new(|| -> BoxDut<Mux2In, Mux2Out> { Box::new(PktMux2Model::new()) }),
+        Box::new(|| w.hdl.instantiate(None).unwrap()),
+    ];
+    if let Some(vl) = &w.vl {
+        f.push(Box::new(|| vl.instantiate(None).unwrap()));
+    }
+    let make = || Mux2Driver {
+        pkts: pkts.clone(),
+        at: [(0, 0); 2],
+        offering: [false; 2],
+        rng: ChaCha8Rng::seed_from_u64(seed ^ 3),
+        bubble,
+        stall,
+        out: vec![],
+        total,
+    };
+    let runs = agree(&f, &make, 100_000)?;
+    for r in &runs {
+        let mut next = [0usize; 2];
+        let mut beats = r.driver.out.iter();
+        while let Some((_, meta)) = beats.clone().next() {
+            let k = meta[0] as usize;
+            let want = pkts[k]
+                .get(next[k])
+                .ok_or_else(|| format!("{}: extra packet from {k}", r.witness))?;
+            for b in want {
+                let got = beats.next().ok_or("output ended inside a packet")?;
+                if got != b {
+                    return Err(format!(
+                        "{}: input {k} packet {} broken or interleaved",
+                        r.witness, next[k]
+                    ));
+                }
+            }
+            next[k] += 1;
+        }
+    }
+    Ok(())
 }

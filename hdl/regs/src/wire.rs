@@ -53,6 +53,11 @@ pub const SRC_MEMOPS: u16 = 0x4000;
 /// the shell's `packet_adapter_tx.sv` drops frames without it).
 pub const TX_DST: u16 = 0x0040;
 
+/// Bits of a return address on the RTL's sidebands: source MAC (47:0, first
+/// wire byte in 47:40), IPv4 address (79:48), UDP port (95:80), and bit 96
+/// set when the request came from the host port.
+pub const RET_BITS: usize = 97;
+
 /// Key-value senders with a sequence window (sender ids `0..KV_SENDERS`).
 pub const KV_SENDERS: usize = 16;
 /// Sequence window per key-value sender, in packets.

@@ -1,24 +1,24 @@
-//! The top's stream steering: [`DeframeModel`] (classify network frames by
-//! UDP destination port and strip the Ethernet/IPv4/UDP header for the
-//! engines) and [`PktMuxModel`] (merge four packet streams, packet by
-//! packet, round-robin). Both are the cycle-accurate specifications of
-//! `weft_hdl::steer`.
+//! The top's stream steering: [`DeframeModel`] (classify received frames
+//! and strip the Ethernet/IPv4/UDP header for the engines),
+//! [`PktMuxModel`] (merge four packet streams, packet by packet,
+//! round-robin) and [`PktMux2Model`] (merge two, with a sideband). All are
+//! the cycle-accurate specifications of `weft_hdl::steer`.
 //!
 //! # Deframe
-//! A frame's first beat decides. It goes to an engine when it is an
-//! untagged Ethernet II frame (EtherType 0x0800) carrying IPv4 without
-//! options (first byte 0x45) and UDP (protocol 17) to port [`KV_PORT`]
-//! (destination 1, the key-value engine), [`GRAD_PORT`] (destination 2,
-//! the gradient engine) or [`MEMOPS_PORT`] (destination 3, MemOps
-//! transactions), and is long enough for a weft header
-//! ([`MIN_FRAME`] bytes by `tuser_size`). Anything else passes through
-//! unchanged with destination 0 (the host), beat for beat, combinationally.
-//! An engine's frame loses its first [`STRIP`] bytes: the first beat is
-//! taken without output (its last 22 bytes kept), each later beat leaves as
-//! those 22 bytes followed by its first 42, and when the last input beat
-//! holds more than 42 bytes a final beat carries the rest. `tuser_size`
-//! out is the payload's size; the last beat's `tkeep` covers the payload's
-//! bytes in it (from `tuser_size`).
+//! A frame's first beat and `tuser_size` decide, by [`wire::decide`] (the
+//! rule `docs/wire.md` states): a well-formed UDP frame for the card's
+//! engine at port [`KV_PORT`] goes to destination 1, [`GRAD_PORT`] 2,
+//! [`MEMOPS_PORT`] 3; anything else passes through unchanged with
+//! destination 0, beat for beat, combinationally. The first beat of a frame
+//! raises one event: `ev_engine` or `ev_pass`, and `ev_malformed` with
+//! `ev_pass` when the frame was for an engine but malformed. An engine's
+//! frame loses its first [`STRIP`] bytes and its Ethernet padding: the
+//! first beat is taken without output (its last 22 bytes kept), each later
+//! beat leaves as those 22 bytes followed by its first 42, and when the
+//! frame's last beat holds more than 42 bytes of the IP datagram a final
+//! beat carries the rest. `tuser_size` out is the UDP payload's size; the
+//! last beat's `tkeep` covers the payload's bytes in it; `m_tret` holds the
+//! frame's source MAC, IP and UDP port from the cycle after its first beat.
 //!
 //! # PktMux
 //! When idle, the first valid input after the last one granted (the last
@@ -26,18 +26,12 @@
 //! its ready from the output's — until a beat with `tlast` is taken.
 
 use crate::dut::Dut;
+use crate::wire::{self, Card, Decision, Endpoint};
+use std::net::Ipv4Addr;
 
-/// UDP destination port of key-value aggregation packets ("WF").
-pub const KV_PORT: u16 = 0x5746;
-/// UDP destination port of gradient aggregation packets.
-pub const GRAD_PORT: u16 = 0x5747;
-/// UDP destination port of MemOps transaction frames.
-pub const MEMOPS_PORT: u16 = 0x5748;
+pub use crate::wire::{GRAD_PORT, KV_PORT, MEMOPS_PORT};
 /// Ethernet (14) + IPv4 without options (20) + UDP (8) header bytes.
-pub const STRIP: usize = 42;
-/// Shortest frame steered to an engine: the headers and a 16-byte weft
-/// header.
-pub const MIN_FRAME: u16 = (STRIP + 16) as u16;
+pub const STRIP: usize = wire::HEADERS;
 
 crate::ports! {
     /// Inputs of the deframer.
@@ -52,6 +46,12 @@ crate::ports! {
         pub s_tvalid: bool = 1,
         /// Frame bytes.
         pub s_tuser_size: u16 = 16,
+        /// The card's MAC (first wire byte in bits 47:40).
+        pub card_mac: u64 = 48,
+        /// The card's IPv4 address.
+        pub card_ip: u32 = 32,
+        /// Engines on.
+        pub enable: bool = 1,
         /// Output ready.
         pub m_tready: bool = 1,
     }
@@ -72,8 +72,30 @@ crate::ports! {
         pub m_tvalid: bool = 1,
         /// Output packet bytes.
         pub m_tuser_size: u16 = 16,
-        /// Destination: 0 host (unchanged frame), 1 key-value, 2 gradient, 3 MemOps.
+        /// Destination: 0 pass through (unchanged frame), 1 key-value, 2 gradient, 3 MemOps.
         pub m_tdest: u8 = 2,
+        /// Return address: source MAC (47:0), IP (79:48), UDP port (95:80).
+        pub m_tret: [u32; 3] = 96,
+        /// A frame for an engine started.
+        pub ev_engine: bool = 1,
+        /// A frame passing through started.
+        pub ev_pass: bool = 1,
+        /// It was for an engine but malformed.
+        pub ev_malformed: bool = 1,
+    }
+}
+
+impl DeframeIn {
+    /// The card these inputs configure.
+    pub fn card(&self) -> Card {
+        Card {
+            me: Endpoint {
+                mac: wire::mac_of(self.card_mac),
+                ip: Ipv4Addr::from(self.card_ip),
+                port: 0,
+            },
+            enable: self.enable,
+        }
     }
 }
 
@@ -81,22 +103,15 @@ fn byte(d: &[u32; 16], i: usize) -> u8 {
     (d[i / 4] >> (8 * (i % 4))) as u8
 }
 
-/// The destination of a frame from its first beat and size.
-pub fn classify(d: &[u32; 16], size: u16) -> u8 {
-    let ip_udp =
-        byte(d, 12) == 0x08 && byte(d, 13) == 0x00 && byte(d, 14) == 0x45 && byte(d, 23) == 17;
-    let port = (byte(d, 36) as u16) << 8 | byte(d, 37) as u16;
-    if !ip_udp || size < MIN_FRAME {
-        0
-    } else if port == KV_PORT {
-        1
-    } else if port == GRAD_PORT {
-        2
-    } else if port == MEMOPS_PORT {
-        3
-    } else {
-        0
-    }
+/// What the deframer does with a frame whose first beat is `d`: its
+/// destination (0 pass, else the engine's number) and decision.
+pub fn decide_beat(d: &[u32; 16], size: u16, card: &Card) -> (u8, Decision) {
+    let dec = wire::decide(&to_bytes(d), size as usize, card);
+    let dest = match dec {
+        Decision::Engine { engine, .. } => engine as u8,
+        _ => 0,
+    };
+    (dest, dec)
 }
 
 /// A byte mask of the low `n` bytes (`n` taken modulo 64, 0 meaning 64).
@@ -145,8 +160,10 @@ pub struct DeframeModel {
     in_pkt: bool,
     dest: u8,
     carry: [u8; 64 - STRIP],
+    /// The frame's size, or for an engine frame its effective size.
     size: u16,
     flush: bool,
+    ret: [u32; 3],
     inputs: DeframeIn,
 }
 
@@ -156,9 +173,17 @@ impl DeframeModel {
         Self::default()
     }
 
+    fn first(&self) -> (u8, Decision) {
+        let i = &self.inputs;
+        decide_beat(&i.s_tdata, i.s_tuser_size, &i.card())
+    }
+
     fn outputs(&self) -> DeframeOut {
         let i = &self.inputs;
-        let mut o = DeframeOut::default();
+        let mut o = DeframeOut {
+            m_tret: self.ret,
+            ..Default::default()
+        };
         let payload = self.size.wrapping_sub(STRIP as u16);
         if self.flush {
             let mut b = [0u8; 64];
@@ -172,7 +197,7 @@ impl DeframeModel {
             return o;
         }
         if !self.in_pkt {
-            let d = classify(&i.s_tdata, i.s_tuser_size);
+            let (d, dec) = self.first();
             if d == 0 {
                 o.s_tready = i.m_tready;
                 o.m_tdata = i.s_tdata;
@@ -184,6 +209,10 @@ impl DeframeModel {
                 // The first beat of an engine's frame is taken without output.
                 o.s_tready = true;
             }
+            let first = i.s_tvalid && o.s_tready;
+            o.ev_engine = first && d != 0;
+            o.ev_pass = first && d == 0;
+            o.ev_malformed = first && matches!(dec, Decision::Malformed(..));
             return o;
         }
         if self.dest == 0 {
@@ -239,8 +268,18 @@ impl Dut for DeframeModel {
         }
         let inb = to_bytes(&i.s_tdata);
         if !self.in_pkt {
-            self.dest = classify(&i.s_tdata, i.s_tuser_size);
+            let (d, dec) = self.first();
+            self.dest = d;
             self.size = i.s_tuser_size;
+            if let Decision::Engine { eff, from, .. } = dec {
+                self.size = eff as u16;
+                let w = wire::Ret {
+                    to: from,
+                    side: wire::Side::Wire,
+                }
+                .words();
+                self.ret = [w[0], w[1], w[2]];
+            }
             self.carry.copy_from_slice(&inb[STRIP..]);
             self.in_pkt = !i.s_tlast;
             if self.dest != 0 && i.s_tlast {
@@ -487,6 +526,147 @@ impl Dut for PktMuxModel {
                 self.busy = !o.m_tlast;
                 self.sel = k;
             }
+        }
+    }
+
+    fn witness(&self) -> &str {
+        "model"
+    }
+}
+
+/// Sideband bits of the two-way merges in the top: a return address
+/// ([`wire::RET_BITS`]).
+pub const MUX2_META: usize = wire::RET_BITS;
+
+crate::ports! {
+    /// Inputs of the two-way packet merge.
+    pub struct Mux2In {
+        /// Input 0 data.
+        pub s0_tdata: [u32; 16] = 512,
+        /// Input 0 byte enables.
+        pub s0_tkeep: u64 = 64,
+        /// Input 0 last beat.
+        pub s0_tlast: bool = 1,
+        /// Input 0 valid.
+        pub s0_tvalid: bool = 1,
+        /// Input 0 packet bytes.
+        pub s0_tuser_size: u16 = 16,
+        /// Input 0 sideband.
+        pub s0_tmeta: [u32; 4] = MUX2_META,
+        /// Input 1 data.
+        pub s1_tdata: [u32; 16] = 512,
+        /// Input 1 byte enables.
+        pub s1_tkeep: u64 = 64,
+        /// Input 1 last beat.
+        pub s1_tlast: bool = 1,
+        /// Input 1 valid.
+        pub s1_tvalid: bool = 1,
+        /// Input 1 packet bytes.
+        pub s1_tuser_size: u16 = 16,
+        /// Input 1 sideband.
+        pub s1_tmeta: [u32; 4] = MUX2_META,
+        /// Output ready.
+        pub m_tready: bool = 1,
+    }
+}
+
+crate::ports! {
+    /// Outputs of the two-way packet merge.
+    pub struct Mux2Out {
+        /// Input 0 ready.
+        pub s0_tready: bool = 1,
+        /// Input 1 ready.
+        pub s1_tready: bool = 1,
+        /// Output data.
+        pub m_tdata: [u32; 16] = 512,
+        /// Output byte enables.
+        pub m_tkeep: u64 = 64,
+        /// Output last beat.
+        pub m_tlast: bool = 1,
+        /// Output valid.
+        pub m_tvalid: bool = 1,
+        /// Output packet bytes.
+        pub m_tuser_size: u16 = 16,
+        /// Output sideband.
+        pub m_tmeta: [u32; 4] = MUX2_META,
+    }
+}
+
+/// The two-way merge, cycle by cycle: when idle, input 1 if it alone is
+/// valid or both are and input 0 was granted last (out of reset, input 0
+/// counts as granted last); then the granted input is connected straight
+/// through until its `tlast` beat is taken.
+#[derive(Clone, Debug, Default)]
+pub struct PktMux2Model {
+    busy: bool,
+    sel: bool,
+    last: bool,
+    inputs: Mux2In,
+}
+
+impl PktMux2Model {
+    /// Idle; input 1 first.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn pick(&self) -> (bool, bool) {
+        let i = &self.inputs;
+        if self.busy {
+            (self.sel, true)
+        } else {
+            (
+                i.s1_tvalid && (!i.s0_tvalid || !self.last),
+                i.s0_tvalid || i.s1_tvalid,
+            )
+        }
+    }
+
+    fn outputs(&self) -> Mux2Out {
+        let i = &self.inputs;
+        let (k, any) = self.pick();
+        if k {
+            Mux2Out {
+                s0_tready: false,
+                s1_tready: i.m_tready,
+                m_tdata: i.s1_tdata,
+                m_tkeep: i.s1_tkeep,
+                m_tlast: i.s1_tlast,
+                m_tvalid: i.s1_tvalid,
+                m_tuser_size: i.s1_tuser_size,
+                m_tmeta: i.s1_tmeta,
+            }
+        } else {
+            Mux2Out {
+                s0_tready: i.m_tready && any,
+                s1_tready: false,
+                m_tdata: i.s0_tdata,
+                m_tkeep: i.s0_tkeep,
+                m_tlast: i.s0_tlast,
+                m_tvalid: i.s0_tvalid,
+                m_tuser_size: i.s0_tuser_size,
+                m_tmeta: i.s0_tmeta,
+            }
+        }
+    }
+}
+
+impl Dut for PktMux2Model {
+    type In = Mux2In;
+    type Out = Mux2Out;
+
+    fn eval(&mut self, inputs: &Mux2In) -> Mux2Out {
+        self.inputs = inputs.clone();
+        self.outputs()
+    }
+
+    fn tick(&mut self) {
+        let o = self.outputs();
+        let (k, _) = self.pick();
+        if o.m_tvalid && self.inputs.m_tready {
+            self.busy = !o.m_tlast;
+            self.sel = k;
+            self.last = k;
         }
     }
 

@@ -60,9 +60,6 @@ impl Default for Ret {
     }
 }
 
-/// Bits of a [`Ret`] on the RTL's sideband (`Ret::words`).
-pub const RET_BITS: usize = 97;
-
 /// A MAC as the 48-bit number the RTL carries (first byte in bits 47:40).
 pub fn mac_bits(m: &Mac) -> u64 {
     m.iter().fold(0u64, |a, &b| a << 8 | b as u64)
@@ -241,11 +238,34 @@ pub fn frame_ok(size: usize, beats: usize) -> bool {
     (1..=MAX_FRAME).contains(&size) && beats == size.div_ceil(64)
 }
 
-/// How the card classifies a received frame that passed the frame check.
-pub fn classify(f: &[u8], card: &Card) -> Class {
-    if !card.enable || f.len() < HEADERS {
-        return Class::Pass;
+/// What the card decides from a frame's first bytes and its size.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Passed through unchanged to the other side.
+    Pass,
+    /// For an engine, but malformed: passed through unchanged and counted.
+    Malformed(Engine, Malformed),
+    /// Steered to `engine`.
+    Engine {
+        /// The engine.
+        engine: Engine,
+        /// The frame's length without Ethernet padding (`14 + IPv4 total
+        /// length`): the engine gets bytes `HEADERS..eff`.
+        eff: usize,
+        /// The source's address.
+        from: Endpoint,
+    },
+}
+
+/// How the card decides what to do with a frame of `size` bytes that passed
+/// the frame check, from its first bytes `head` (at least the first
+/// [`HEADERS`] bytes when `size >= HEADERS`; the RTL sees the first beat).
+/// This is the rule `weft_hdl::steer::Deframe` implements.
+pub fn decide(head: &[u8], size: usize, card: &Card) -> Decision {
+    if !card.enable || size < HEADERS || head.len() < HEADERS {
+        return Decision::Pass;
     }
+    let f = head;
     let be16 = |i: usize| u16::from_be_bytes([f[i], f[i + 1]]);
     let dst_mac: Mac = f[0..6].try_into().expect("6 bytes");
     let for_me = (dst_mac == card.me.mac || dst_mac == BROADCAST)
@@ -254,9 +274,9 @@ pub fn classify(f: &[u8], card: &Card) -> Class {
         && f[14] == 0x45
         && f[23] == PROTO_UDP;
     let Some(engine) = Engine::of_port(be16(36)).filter(|_| for_me) else {
-        return Class::Pass;
+        return Decision::Pass;
     };
-    let bad = |m| Class::Malformed(engine, m);
+    let bad = |m| Decision::Malformed(engine, m);
     if f[20] & 0x3f != 0 || f[21] != 0 {
         return bad(Malformed::Fragment);
     }
@@ -265,23 +285,38 @@ pub fn classify(f: &[u8], card: &Card) -> Class {
     }
     let total = be16(16) as usize;
     let eff = ETH_BYTES + total;
-    if !(eff == f.len() || (eff < MIN_FRAME && f.len() == MIN_FRAME)) || total < 28 {
+    if !(eff == size || (eff < MIN_FRAME && size == MIN_FRAME))
+        || total < IPV4_BYTES + UDP_BYTES
+        || total > MAX_FRAME - ETH_BYTES
+    {
         return bad(Malformed::IpLength);
     }
     if be16(38) as usize != total - IPV4_BYTES {
         return bad(Malformed::UdpLength);
     }
-    let payload = &f[HEADERS..eff];
-    if payload.len() < engine.min_payload() {
+    if total - IPV4_BYTES - UDP_BYTES < engine.min_payload() {
         return bad(Malformed::Short);
     }
-    Class::Engine {
+    Decision::Engine {
         engine,
-        payload: payload.to_vec(),
+        eff,
         from: Endpoint {
             mac: f[6..12].try_into().expect("6 bytes"),
             ip: Ipv4Addr::new(f[26], f[27], f[28], f[29]),
             port: be16(34),
+        },
+    }
+}
+
+/// How the card classifies a received frame that passed the frame check.
+pub fn classify(f: &[u8], card: &Card) -> Class {
+    match decide(&f[..f.len().min(64)], f.len(), card) {
+        Decision::Pass => Class::Pass,
+        Decision::Malformed(e, m) => Class::Malformed(e, m),
+        Decision::Engine { engine, eff, from } => Class::Engine {
+            engine,
+            payload: f[HEADERS..eff].to_vec(),
+            from,
         },
     }
 }
