@@ -84,6 +84,8 @@ pub struct Card<const L: usize, const W: usize, const SB: usize> {
     pub a_tready: Signal<In, Bit>,
     csr: Csr,
     kv: KvAgg<L, W, SB>,
+    // This card has no network: acks carry no return address.
+    no_ret: Constant<Bits<{ crate::kv_agg::RET }>>,
 }
 
 impl<const L: usize, const W: usize, const SB: usize> Card<L, W, SB> {
@@ -125,6 +127,7 @@ impl<const L: usize, const W: usize, const SB: usize> Card<L, W, SB> {
             a_tready: Default::default(),
             csr: Csr::new(&MAP, build),
             kv: KvAgg::new(),
+            no_ret: Constant::new(0u64.into()),
         }
     }
 }
@@ -168,6 +171,7 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for Card<L, W, SB> {
         self.kv.s_tlast.next = self.s_tlast.val();
         self.kv.s_tvalid.next = self.s_tvalid.val();
         self.kv.s_tuser_size.next = self.s_tuser_size.val();
+        self.kv.s_tret.next = self.no_ret.val();
         self.s_tready.next = self.kv.s_tready.val();
         self.m_tdata.next = self.kv.m_tdata.val();
         self.m_tkeep.next = self.kv.m_tkeep.val();

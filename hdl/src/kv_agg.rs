@@ -23,6 +23,9 @@ use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::kv;
 
+/// Bits of a return address (`weft_regs::wire::RET_BITS`).
+pub const RET: usize = weft_regs::wire::RET_BITS;
+
 /// Senders with a sequence window (sender ids 0..16).
 pub const SENDERS: usize = 16;
 /// Sequence window per sender, in packets (the width of the window bitmap).
@@ -50,6 +53,9 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     pub s_tvalid: Signal<In, Bit>,
     /// Packet length in bytes (the OpenNIC shell's `tuser_size`).
     pub s_tuser_size: Signal<In, Bits<16>>,
+    /// The packet's return address (`weft_regs::wire::RET_BITS`), taken
+    /// with the header beat and echoed on its ack (`a_tret`).
+    pub s_tret: Signal<In, Bits<RET>>,
     /// The engine takes the beat.
     pub s_tready: Signal<Out, Bit>,
     /// Record stream: lane i holds key (bits 64i+31:64i) and partial sum.
@@ -66,10 +72,16 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     pub m_tready: Signal<In, Bit>,
     /// Ack record: seq (31:0), status (39:32), sender (63:48).
     pub a_tdata: Signal<Out, Bits<64>>,
+    /// The acked packet's return address.
+    pub a_tret: Signal<Out, Bits<RET>>,
+    /// The acked packet's job id.
+    pub a_tjob: Signal<Out, Bits<16>>,
     /// Ack valid.
     pub a_tvalid: Signal<Out, Bit>,
     /// The host takes the ack.
     pub a_tready: Signal<In, Bit>,
+    /// The active job (`kv.JOB`), for the record frames' header.
+    pub job_out: Signal<Out, Bits<16>>,
     /// Engine register port: read word address.
     pub eng_raddr: Signal<In, Bits<14>>,
     /// Engine register port: read accepted (latches counter HI words).
@@ -97,6 +109,8 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     f_kind: Fifo4<Bits<2>>,
     f_ack_lo: Fifo4<Bits<32>>,
     f_ack_hi: Fifo4<Bits<32>>,
+    f_ack_ret: Fifo4<Bits<RET>>,
+    f_ack_job: Fifo4<Bits<16>>,
 
     counters: [Counter64; N_COUNTERS],
 
@@ -279,6 +293,7 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             s_tlast: Default::default(),
             s_tvalid: Default::default(),
             s_tuser_size: Default::default(),
+            s_tret: Default::default(),
             s_tready: Default::default(),
             m_tdata: Default::default(),
             m_tkeep: Default::default(),
@@ -287,6 +302,9 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             m_tvalid: Default::default(),
             m_tready: Default::default(),
             a_tdata: Default::default(),
+            a_tret: Default::default(),
+            a_tjob: Default::default(),
+            job_out: Default::default(),
             a_tvalid: Default::default(),
             a_tready: Default::default(),
             eng_raddr: Default::default(),
@@ -307,6 +325,8 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             f_kind: Default::default(),
             f_ack_lo: Default::default(),
             f_ack_hi: Default::default(),
+            f_ack_ret: Default::default(),
+            f_ack_job: Default::default(),
             counters: array_init::array_init(|_| Default::default()),
             replace: {
                 let reset = match kv::CTRL.value {
@@ -499,6 +519,8 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         self.f_kind.clock.next = self.clock.val();
         self.f_ack_lo.clock.next = self.clock.val();
         self.f_ack_hi.clock.next = self.clock.val();
+        self.f_ack_ret.clock.next = self.clock.val();
+        self.f_ack_job.clock.next = self.clock.val();
         self.f_keep.push.next = false;
         self.f_kind.push.next = false;
         self.f_ack_lo.push.next = false;
@@ -911,6 +933,16 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         self.a_tdata.next = (self.w_ack_hi.wide.val() << 32) | self.w_ack_lo.wide.val();
         self.f_ack_lo.pop.next = self.a_tvalid.val() & self.a_tready.val();
         self.f_ack_hi.pop.next = self.a_tvalid.val() & self.a_tready.val();
+        // The return address and job travel with every ack.
+        self.f_ack_ret.data_in.next = self.s_tret.val();
+        self.f_ack_job.data_in.next = self.h_job.val();
+        self.f_ack_ret.push.next = self.f_ack_lo.push.val();
+        self.f_ack_job.push.next = self.f_ack_lo.push.val();
+        self.f_ack_ret.pop.next = self.f_ack_lo.pop.val();
+        self.f_ack_job.pop.next = self.f_ack_lo.pop.val();
+        self.a_tret.next = self.f_ack_ret.data_out.val();
+        self.a_tjob.next = self.f_ack_job.data_out.val();
+        self.job_out.next = self.job.q.val();
 
         // ---- Registers.
         // The kv registers are at most 16 bits wide: bytes 0 and 1 matter.

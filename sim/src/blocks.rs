@@ -45,6 +45,7 @@ macro_rules! kv_glue {
                 s_tlast,
                 s_tvalid,
                 s_tuser_size,
+                s_tret,
                 m_tready,
                 a_tready,
                 eng_raddr,
@@ -62,7 +63,10 @@ macro_rules! kv_glue {
                 m_tlast,
                 m_tvalid,
                 a_tdata,
+                a_tret,
+                a_tjob,
                 a_tvalid,
+                job_out,
                 eng_rdata,
             }
         );

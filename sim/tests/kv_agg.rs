@@ -193,6 +193,12 @@ where
                     r.witness, got.acks, want.acks
                 ));
             }
+            if got.ack_meta != want.ack_meta {
+                return Err(format!(
+                    "{}: acks' return addresses or jobs differ:\n got {:?}\nwant {:?}",
+                    r.witness, got.ack_meta, want.ack_meta
+                ));
+            }
             if got.records != want.records {
                 return Err(format!(
                     "{}: records differ:\n got {:?}\nwant {:?}",

@@ -438,7 +438,12 @@ fn deframe_at_line_rate() {
             _ => false,
         })
         .count() as u64;
-    let kinds = |want: fn(&Class) -> bool| frames.iter().filter(|f| want(&classify(f, &card()))).count();
+    let kinds = |want: fn(&Class) -> bool| {
+        frames
+            .iter()
+            .filter(|f| want(&classify(f, &card())))
+            .count()
+    };
     assert!(kinds(|c| matches!(c, Class::Engine { .. })) >= 10);
     assert!(kinds(|c| matches!(c, Class::Malformed(..))) >= 5);
     assert!(kinds(|c| matches!(c, Class::Pass)) >= 5);

@@ -58,6 +58,8 @@ pub struct Outcome {
     pub records: Vec<RecordBeat>,
     /// Acks, in order.
     pub acks: Vec<Ack>,
+    /// Per ack, in order: the acked packet's return address and job.
+    pub ack_meta: Vec<([u32; 4], u16)>,
     /// The final register reads: (address, value).
     pub reads: Vec<(u32, u32)>,
 }
@@ -74,14 +76,27 @@ pub fn final_reads() -> Vec<u32> {
     v
 }
 
+/// The return address the driver gives the `i`-th packet of a script: a
+/// different 97-bit value per packet, so an ack's echo names its packet.
+pub fn ret_of(i: usize) -> [u32; 4] {
+    let i = i as u32;
+    [i.wrapping_mul(0x9e37_79b9), !i, i << 8 | 0x55, i & 1]
+}
+
 /// The model's prediction for a script.
 pub fn predict(cfg: Config, steps: &[Step]) -> Outcome {
     let mut m = KvModel::new(cfg);
     let mut out = Outcome::default();
+    let mut n = 0;
     for s in steps {
         match s {
             Step::Packet(p) => {
                 let (ack, spills) = m.packet(p);
+                if ack.is_some() {
+                    let job = super::packet::Header::decode(p).map_or(0, |h| h.job);
+                    out.ack_meta.push((ret_of(n), job));
+                }
+                n += 1;
                 out.acks.extend(ack);
                 out.records.extend(spills);
             }
@@ -143,6 +158,8 @@ pub struct KvDriver<P: KvPorts> {
     pub cycles: u64,
     /// Record beats that could not be decoded (a bad `m_tuser`).
     pub bad_records: u64,
+    /// Packets started so far.
+    packets: usize,
     _p: PhantomData<P>,
 }
 
@@ -169,6 +186,7 @@ impl<P: KvPorts> KvDriver<P> {
             input_stalls: 0,
             cycles: 0,
             bad_records: 0,
+            packets: 0,
             _p: PhantomData,
         }
     }
@@ -182,6 +200,7 @@ impl<P: KvPorts> KvDriver<P> {
                 if let Some(Step::Packet(p)) = self.steps.pop_front() {
                     self.cur = Some((p, 0));
                     self.shown = false;
+                    self.packets += 1;
                 }
             }
             Some(_) if self.settle > 0 => self.settle -= 1,
@@ -224,6 +243,7 @@ impl<P: KvPorts> KvDriver<P> {
                 v.s_tvalid = true;
                 v.s_tlast = (beat + 1) * bytes >= p.len();
                 v.s_tuser_size = p.len() as u16;
+                v.s_tret = ret_of(self.packets - 1);
             }
         }
         if let Some((addr, data, strb)) = self.write {
@@ -278,6 +298,7 @@ impl<P: KvPorts> KvDriver<P> {
         if o.a_tvalid && i.a_tready {
             if let Some(a) = Ack::unpack(o.a_tdata) {
                 self.outcome.acks.push(a);
+                self.outcome.ack_meta.push((o.a_tret, o.a_tjob));
             }
         }
         if i.eng_we {

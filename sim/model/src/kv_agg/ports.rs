@@ -12,6 +12,8 @@ pub struct InView {
     pub s_tvalid: bool,
     /// `s_tuser_size`.
     pub s_tuser_size: u16,
+    /// `s_tret`: the packet's return address (97 bits).
+    pub s_tret: [u32; 4],
     /// `m_tready`.
     pub m_tready: bool,
     /// `a_tready`.
@@ -47,8 +49,14 @@ pub struct OutView {
     pub m_tvalid: bool,
     /// `a_tdata`.
     pub a_tdata: u64,
+    /// `a_tret`.
+    pub a_tret: [u32; 4],
+    /// `a_tjob`.
+    pub a_tjob: u16,
     /// `a_tvalid`.
     pub a_tvalid: bool,
+    /// `job_out`.
+    pub job_out: u16,
     /// `eng_rdata`.
     pub eng_rdata: u32,
 }
@@ -80,6 +88,8 @@ macro_rules! kv_ports {
                 pub s_tvalid: bool = 1,
                 /// Packet length in bytes.
                 pub s_tuser_size: u16 = 16,
+                /// The packet's return address.
+                pub s_tret: [u32; 4] = weft_regs::wire::RET_BITS,
                 /// Record stream ready.
                 pub m_tready: bool = 1,
                 /// Ack stream ready.
@@ -115,8 +125,14 @@ macro_rules! kv_ports {
                 pub m_tvalid: bool = 1,
                 /// Ack record.
                 pub a_tdata: u64 = 64,
+                /// The acked packet's return address.
+                pub a_tret: [u32; 4] = weft_regs::wire::RET_BITS,
+                /// The acked packet's job.
+                pub a_tjob: u16 = 16,
                 /// Ack valid.
                 pub a_tvalid: bool = 1,
+                /// The active job.
+                pub job_out: u16 = 16,
                 /// Engine register read data.
                 pub eng_rdata: u32 = 32,
             }
@@ -139,6 +155,7 @@ macro_rules! kv_ports {
                     s_tlast: v.s_tlast,
                     s_tvalid: v.s_tvalid,
                     s_tuser_size: v.s_tuser_size,
+                    s_tret: v.s_tret,
                     m_tready: v.m_tready,
                     a_tready: v.a_tready,
                     eng_raddr: v.eng_raddr,
@@ -158,7 +175,10 @@ macro_rules! kv_ports {
                     m_tlast: o.m_tlast,
                     m_tvalid: o.m_tvalid,
                     a_tdata: o.a_tdata,
+                    a_tret: o.a_tret,
+                    a_tjob: o.a_tjob,
                     a_tvalid: o.a_tvalid,
+                    job_out: o.job_out,
                     eng_rdata: o.eng_rdata,
                 }
             }
