@@ -232,6 +232,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
             verilog: verilog_of(&pkt_mux2(), &module_name("pkt_mux2")),
         },
         Emitted {
+            name: "net_regs",
+            verilog: verilog_of(&crate::net_regs::connected(), &module_name("net_regs")),
+        },
+        Emitted {
             name: "avm",
             verilog: verilog_of(&avm(), &module_name("avm")),
         },

@@ -21,6 +21,7 @@ pub mod kv_agg;
 pub mod lint;
 pub mod memops;
 pub mod memops_port;
+pub mod net_regs;
 pub mod rec_pack;
 pub mod steer;
 pub mod top;

@@ -28,6 +28,7 @@ pub mod kv_rings;
 pub mod mem_card;
 pub mod memops_port_blocks;
 pub mod net;
+pub mod net_regs_blocks;
 pub mod probe;
 pub mod queue_engine;
 pub mod rec_pack_blocks;

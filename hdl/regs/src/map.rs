@@ -1853,6 +1853,33 @@ pub mod net {
         "MEMOPS_REPLIES_HI",
         "MemOps completion frames sent",
     );
+    /// The read-write registers of the block, in the order the RTL stores them.
+    pub const RW: [Register; 19] = [
+        CTRL,
+        MAC_HI,
+        MAC_LO,
+        IP,
+        KV_MAC_HI,
+        KV_MAC_LO,
+        KV_IP,
+        KV_PORT,
+        GRAD_MAC_HI,
+        GRAD_MAC_LO,
+        GRAD_IP,
+        GRAD_PORT,
+        PACK_MAX,
+        PACK_WAIT,
+        WT_SEL,
+        WT_MAC_HI,
+        WT_MAC_LO,
+        WT_IP,
+        WT_PORT,
+    ];
+    /// The bits each [`RW`] register keeps (the others read 0).
+    pub const RW_MASK: [u32; 19] = [
+        0x1, 0xffff, !0, !0, 0xffff, !0, !0, 0xffff, 0xffff, !0, !0, 0xffff, 0x7ff, 0xf_ffff,
+        0xf1f, 0x3_ffff, !0, !0, 0xffff,
+    ];
     /// Counter names in register order.
     pub const COUNTER_NAMES: [&str; 17] = [
         "RX_FRAMES",
