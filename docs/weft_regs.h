@@ -4,6 +4,9 @@
 
 #define WEFT_MAP_VERSION 0x00010003u
 #define WEFT_MAP_ADDR_BITS 16u
+/* On an OpenNIC card: BAR2 + 0x100000 (box 0, AXI4-Lite slave 0); no wstrb (whole-word writes only). */
+#define WEFT_OPENNIC_BAR 2u
+#define WEFT_OPENNIC_MAP_OFFSET 0x00100000u
 
 /* id: Identifies the card image: magic, map version, board, build, features */
 #define WEFT_ID_BASE 0x0000u

@@ -5,16 +5,20 @@ use std::time::Duration;
 
 /// A weft card: the simulated one, or a real one through VFIO.
 ///
-/// Register offsets are BAR 0 byte offsets; reach registers through
-/// [`crate::RegisterAccess`] rather than raw offsets.
+/// Register offsets are byte offsets in weft's register map
+/// (`weft_regs::MAP`); reach registers through [`crate::RegisterAccess`]
+/// rather than raw offsets. [`crate::vfio::VfioDevice`] maps them at offset
+/// 0 of the function's BAR 0; on a card running the OpenNIC shell the map is
+/// at BAR2 + 0x100000 instead (`weft_regs::opennic`; BAR0 is the QDMA IP's),
+/// which `VfioDevice` does not map yet.
 pub trait Device: Send + Sync {
     /// A short name for messages, e.g. `sim:verilator` or `vfio:0000:3b:00.0`.
     fn name(&self) -> String;
-    /// Length of BAR 0 in bytes.
+    /// Bytes of the register window (for `VfioDevice`, BAR 0's length).
     fn bar_len(&self) -> u64;
-    /// Read the 32-bit register at byte offset `addr` of BAR 0.
+    /// Read the 32-bit register at byte offset `addr` of the register map.
     fn read32(&self, addr: u32) -> Result<u32>;
-    /// Write the 32-bit register at byte offset `addr` of BAR 0.
+    /// Write the 32-bit register at byte offset `addr` of the register map.
     fn write32(&self, addr: u32, value: u32) -> Result<()>;
     /// Allocate `len` bytes of memory the card can reach by DMA.
     fn dma_alloc(&self, len: usize) -> Result<Box<dyn DmaBuffer>>;

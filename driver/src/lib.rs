@@ -1,8 +1,8 @@
 //! weft's userspace driver.
 //!
 //! [`Device`] is the seam between everything above the card and the card
-//! itself: 32-bit register access on BAR 0, DMA-able memory, and interrupt
-//! waits. Two devices implement it: the simulated card (weft-sim's
+//! itself: 32-bit access to the card's register map, DMA-able memory, and
+//! interrupt waits. Two devices implement it: the simulated card (weft-sim's
 //! `SimDevice`) and a real PCI function through Linux VFIO
 //! ([`vfio::VfioDevice`]).
 //!

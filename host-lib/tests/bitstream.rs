@@ -208,17 +208,65 @@ fn fake_shell(root: &Path, p2p: &str) {
     w("plugin/p2p/box_250mhz/user_plugin_250mhz_inst.vh", INST_VH);
     w(
         "plugin/p2p/box_250mhz/box_250mhz_address_map_inst.vh",
-        "// address map instance\n",
+        ADDRESS_MAP_INST_VH,
     );
     w(
         "plugin/p2p/box_250mhz/box_250mhz_address_map.v",
-        "// address map\n",
+        ADDRESS_MAP_V,
     );
     w(
         "plugin/p2p/box_250mhz/box_250mhz_axi_crossbar.tcl",
-        "# crossbar\n",
+        CROSSBAR_TCL,
     );
 }
+
+/// Stands in for the shell's `box_250mhz_address_map_inst.vh`: the dummy
+/// slave's width is what weft checks.
+const ADDRESS_MAP_INST_VH: &str = r#"// address map instance
+box_250mhz_address_map #(.NUM_INTF (NUM_PHYS_FUNC)) address_map_inst ();
+axi_lite_slave #(
+  .REG_ADDR_W (12),
+  .REG_PREFIX (16'hD000)
+) dummy_reg_inst ();
+"#;
+
+/// Stands in for the shell's `box_250mhz_address_map.v`: a header comment,
+/// the lines weft edits and the lines it relies on (written here by hand).
+const ADDRESS_MAP_V: &str = r#"// license header
+// Address map for the box running at 250MHz (through PCI-e BAR2 1MB)
+//   (the shell's table of 0x80-byte slaves)
+`timescale 1ns/1ps
+module box_250mhz_address_map #(
+  parameter integer NUM_INTF = 1
+) ();
+  localparam C_DUMMY_INDEX = NUM_INTF*2;
+  localparam C_P2P_BASE_ADDR = 32'h0;
+  localparam C_SIZE = 32'h80;
+  localparam C_DUMMY_BASE_ADDR = 32'h1000;
+  for (genvar i = 0; i < NUM_INTF*2; i=i+1) begin
+    assign p2p_awaddr[32*i +: 32] = axil_awaddr[32*i +: 32] - C_SIZE*i - C_P2P_BASE_ADDR;
+    assign p2p_araddr[32*i +: 32] = axil_araddr[32*i +: 32] - C_SIZE*i - C_P2P_BASE_ADDR;
+  end
+  box_250mhz_axi_crossbar xbar_inst (
+  );
+endmodule: box_250mhz_address_map
+"#;
+
+/// Stands in for the shell's `box_250mhz_axi_crossbar.tcl`: the lines weft
+/// checks before writing its own (written here by hand).
+const CROSSBAR_TCL: &str = r#"# crossbar
+set axi_crossbar box_250mhz_axi_crossbar
+create_ip -name axi_crossbar -vendor xilinx.com -library ip -module_name $axi_crossbar
+set_property -dict {
+    CONFIG.PROTOCOL {AXI4LITE}
+} [get_ips $axi_crossbar]
+set_property CONFIG.NUM_MI [expr { 2*$num_phys_func + 1}] [get_ips $axi_crossbar]
+if {$num_phys_func == 2} {
+    set_property CONFIG.M04_A00_ADDR_WIDTH {12} [get_ips $axi_crossbar]
+} else {
+    set_property CONFIG.M02_A00_ADDR_WIDTH {12} [get_ips $axi_crossbar]
+}
+"#;
 
 fn fake_top() -> TopSource {
     TopSource {
@@ -468,6 +516,318 @@ fn prepare_uses_the_boards_own_figures() {
     }
 }
 
+// -------------------------------------- the box's register windows (box_map)
+
+/// The `$num_phys_func == n` branch of a generated
+/// `box_250mhz_axi_crossbar.tcl`: `NUM_MI` and every port's (base, width).
+fn crossbar_branch(tcl: &str, n: u32) -> (u32, Vec<(u64, u32)>) {
+    let start = tcl
+        .find(&format!("{{$num_phys_func == {n}}} {{"))
+        .unwrap_or_else(|| panic!("no branch for num_phys_func {n}:\n{tcl}"));
+    let body = &tcl[start..];
+    let body = &body[..body.find("} [get_ips $axi_crossbar]").unwrap()];
+    let prop = |name: &str| -> Option<String> {
+        let key = format!("CONFIG.{name} {{");
+        let at = body.find(&key)? + key.len();
+        Some(body[at..at + body[at..].find('}')?].to_string())
+    };
+    let num_mi: u32 = prop("NUM_MI").unwrap().parse().unwrap();
+    let ranges = (0..num_mi)
+        .map(|i| {
+            let base = prop(&format!("M{i:02}_A00_BASE_ADDR")).unwrap();
+            let base = u64::from_str_radix(base.trim_start_matches("0x"), 16).unwrap();
+            let bits = prop(&format!("M{i:02}_A00_ADDR_WIDTH")).unwrap();
+            (base, bits.parse().unwrap())
+        })
+        .collect();
+    assert!(prop(&format!("M{num_mi:02}_A00_BASE_ADDR")).is_none());
+    (num_mi, ranges)
+}
+
+/// The dummy slave's box offset with `n` PFs: the first 4 KiB boundary
+/// after the `2n` windows of weft's map.
+fn dummy_base(n: u64) -> u64 {
+    ((2 * n) << weft_regs::MAP.addr_bits).next_multiple_of(0x1000)
+}
+
+/// The generated register glue in `plugin` gives weft's map its window on
+/// slave 0, in both of the shell's branches.
+fn check_box_glue(plugin: &Path) {
+    let w = weft_regs::MAP.addr_bits;
+    let read = |rel: &str| std::fs::read_to_string(plugin.join(rel)).unwrap();
+    let tcl = read("box_250mhz/box_250mhz_axi_crossbar.tcl");
+    for n in [1u32, 2] {
+        let (num_mi, r) = crossbar_branch(&tcl, n);
+        let slaves = 2 * n as usize;
+        assert_eq!(num_mi as usize, slaves + 1, "{n} PF(s)");
+        for (i, &(base, bits)) in r[..slaves].iter().enumerate() {
+            assert_eq!((base, bits), (i as u64 * (1 << w), w), "M{i:02}, {n} PF(s)");
+        }
+        assert_eq!(r[slaves], (dummy_base(n.into()), 12), "dummy, {n} PF(s)");
+        let mut sorted = r.clone();
+        sorted.sort();
+        for &(base, bits) in &sorted {
+            assert_eq!(base % (1 << bits), 0, "{base:#x} is aligned to its size");
+            assert!(base + (1 << bits) <= 0x10_0000, "{base:#x} inside the box");
+        }
+        for p in sorted.windows(2) {
+            assert!(p[0].0 + (1 << p[0].1) <= p[1].0, "no overlap: {p:?}");
+        }
+    }
+    assert_eq!(crossbar_branch(&tcl, 1).1[0].1, weft_regs::ADDR_BITS);
+    assert!(tcl.contains(
+        "} else {\n    error \"weft's box_250mhz_axi_crossbar.tcl has layouts for num_phys_func 1 and 2 only"
+    ));
+    assert!(tcl.starts_with("# Generated by `weft bitstream build`"));
+
+    let v = read("box_250mhz/box_250mhz_address_map.v");
+    assert!(
+        v.contains(&format!("  localparam C_SIZE = 32'h{:X};", 1u64 << w)),
+        "{v}"
+    );
+    assert!(v.contains(&format!(
+        "  localparam C_DUMMY_BASE_ADDR = (NUM_INTF == 2) ? 32'h{:X} : 32'h{:X};\n",
+        dummy_base(2),
+        dummy_base(1)
+    )));
+    assert!(!v.contains("32'h80;") && !v.contains("= 32'h1000;"));
+    assert!(v.contains("- C_SIZE*i - C_P2P_BASE_ADDR;") && v.contains("C_P2P_BASE_ADDR = 32'h0;"));
+    assert!(v.contains("// Modified by `weft bitstream build`"));
+    assert!(v.contains("weft's register map answers on slave 0 (M00), at BAR2 + 0x100000"));
+    let win = 1u64 << w;
+    assert!(v.contains(&format!(
+        "//   2 PFs: M00 0x00000-0x{:05X}, M01 0x{win:05X}-0x{:05X},",
+        win - 1,
+        2 * win - 1
+    )));
+    let inst = read("box_250mhz/box_250mhz_address_map_inst.vh");
+    assert!(inst.contains(".REG_ADDR_W (12)"));
+}
+
+/// Source the generated crossbar Tcl in `tclsh` (when installed) with
+/// stand-ins for Vivado's commands, for each `num_phys_func`: the
+/// properties it sets, or its error.
+fn tcl_crossbar_properties(tcl: &Path, num_phys_func: u32) -> Option<Result<Vec<String>, String>> {
+    if Command::new("tclsh").arg("/dev/null").output().is_err() {
+        eprintln!("skipping a Tcl run: tclsh not installed");
+        return None;
+    }
+    let script = format!(
+        "proc create_ip {{args}} {{}}\n\
+         proc get_ips {{name}} {{ return $name }}\n\
+         proc set_property {{args}} {{ foreach {{k v}} [lindex $args end-1] {{ puts \"$k=$v\" }} }}\n\
+         set num_phys_func {num_phys_func}\n\
+         if {{[catch {{source {{{}}}}} e]}} {{ puts \"ERROR $e\"; exit 1 }}\n",
+        tcl.display()
+    );
+    let o = Command::new("tclsh")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(script.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    Some(if o.status.success() {
+        Ok(out.lines().map(str::to_string).collect())
+    } else {
+        Err(out)
+    })
+}
+
+#[test]
+fn the_box_glue_gives_the_map_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = dir.path().join("shell");
+    fake_shell(&shell, P2P_250MHZ);
+    let out = dir.path().join("out");
+    let opts = options(&shell, &out, None, &dir.path().join("m.json"));
+    let plan = prepare(&opts).unwrap();
+    check_box_glue(&plan.plugin_dir);
+    let v = std::fs::read_to_string(plan.plugin_dir.join("box_250mhz/box_250mhz_address_map.v"))
+        .unwrap();
+    assert!(
+        v.starts_with("// license header\n"),
+        "the shell's notice is kept"
+    );
+    assert!(
+        !v.contains("(the shell's table"),
+        "the shell's header table is replaced"
+    );
+    assert_eq!(plan.registers, "BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)");
+    assert_eq!(plan.box_layouts.len(), 2);
+    assert_eq!(plan.box_layouts[0].c_size(), 1 << weft_regs::ADDR_BITS);
+
+    // The Tcl runs: each branch sets exactly what crossbar_branch read.
+    let tcl = plan
+        .plugin_dir
+        .join("box_250mhz/box_250mhz_axi_crossbar.tcl");
+    let text = std::fs::read_to_string(&tcl).unwrap();
+    for n in [1, 2] {
+        let Some(props) = tcl_crossbar_properties(&tcl, n) else {
+            return;
+        };
+        let props = props.unwrap();
+        let (num_mi, ranges) = crossbar_branch(&text, n);
+        let mut want = vec![
+            "CONFIG.PROTOCOL=AXI4LITE".to_string(),
+            format!("CONFIG.NUM_MI={num_mi}"),
+        ];
+        for (i, (base, bits)) in ranges.iter().enumerate() {
+            want.push(format!("CONFIG.M{i:02}_A00_BASE_ADDR=0x{base:016X}"));
+            want.push(format!("CONFIG.M{i:02}_A00_ADDR_WIDTH={bits}"));
+        }
+        assert_eq!(props, want, "num_phys_func {n}");
+    }
+    let e = tcl_crossbar_properties(&tcl, 3).unwrap().unwrap_err();
+    assert!(e.contains("ERROR weft's box_250mhz_axi_crossbar.tcl has layouts for num_phys_func 1 and 2 only, not 3"), "{e}");
+}
+
+#[test]
+fn the_box_layout_refuses_a_map_that_outgrows_the_box() {
+    use weft::bitstream::box_map;
+    let ok = box_map::layouts(weft_regs::ADDR_BITS).unwrap();
+    assert_eq!(ok[1].dummy.base, dummy_base(2));
+    // 2^18-byte windows: four fill the box with two PFs, the dummy is past it.
+    let e = box_map::layouts(18).unwrap_err();
+    assert!(matches!(e, BitstreamError::BoxMapTooLarge { .. }));
+    let e = e.to_string();
+    assert!(
+        e.contains("does not fit the OpenNIC 250 MHz box with 2 PFs")
+            && e.contains("4 windows of 2^18 bytes")
+            && e.contains("0x101000")
+            && e.contains("0x100000 bytes"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+    let e = box_map::layout(1, 20).unwrap_err().to_string();
+    assert!(e.contains("with 1 PF:"), "{e}");
+    assert!(box_map::layout(1, 64).is_err() && box_map::layout(2, 1000).is_err());
+}
+
+#[test]
+fn a_shell_whose_box_glue_differs_is_refused() {
+    for (file, from, to) in [
+        (
+            "box_250mhz_address_map.v",
+            "localparam C_SIZE = 32'h80;",
+            "localparam C_SIZE = 32'h100;",
+        ),
+        (
+            "box_250mhz_address_map.v",
+            "- C_SIZE*i - C_P2P_BASE_ADDR;\n    assign p2p_araddr",
+            "- C_P2P_BASE_ADDR;\n    assign p2p_araddr",
+        ),
+        (
+            "box_250mhz_axi_crossbar.tcl",
+            "[expr { 2*$num_phys_func + 1}]",
+            "[expr { 2*$num_phys_func + 2}]",
+        ),
+        (
+            "box_250mhz_address_map_inst.vh",
+            ".REG_ADDR_W (12)",
+            ".REG_ADDR_W (16)",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let shell = dir.path().join("shell");
+        fake_shell(&shell, P2P_250MHZ);
+        let path = shell.join("plugin/p2p/box_250mhz").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}: {from}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let out = dir.path().join("out");
+        let e = prepare(&options(&shell, &out, None, &dir.path().join("m.json"))).unwrap_err();
+        assert!(matches!(e, BitstreamError::ShellText { .. }), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains(&path.display().to_string())
+                && e.contains("exactly once, found it 0 time(s)")
+                && e.contains("not the OpenNIC shell version"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        assert!(!out.join("plugin").exists(), "nothing written: {file}");
+    }
+}
+
+/// The real shell's files weft reads (`script/build.tcl`, the board
+/// settings, `plugin/p2p/`), extracted from the git repository named by
+/// `WEFT_OPENNIC_SHELL_GIT` into `dest`; `false` (the test is skipped)
+/// when it is not set.
+fn real_shell(dest: &Path) -> bool {
+    let Some(git) = std::env::var_os("WEFT_OPENNIC_SHELL_GIT").filter(|g| !g.is_empty()) else {
+        eprintln!("skipping: set WEFT_OPENNIC_SHELL_GIT to a git repository of open-nic-shell");
+        return false;
+    };
+    let tar = Command::new("git")
+        .arg("-C")
+        .arg(&git)
+        .args(["archive", "--format=tar", "HEAD"])
+        .args(["script/build.tcl", "script/board_settings", "plugin/p2p"])
+        .output()
+        .unwrap();
+    assert!(
+        tar.status.success(),
+        "git archive: {}",
+        String::from_utf8_lossy(&tar.stderr)
+    );
+    std::fs::create_dir_all(dest).unwrap();
+    let file = dest.join("shell.tar");
+    std::fs::write(&file, &tar.stdout).unwrap();
+    let o = Command::new("tar")
+        .arg("-xf")
+        .arg(&file)
+        .arg("-C")
+        .arg(dest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    true
+}
+
+#[test]
+fn the_real_shells_box_glue_is_adapted() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = dir.path().join("shell");
+    if !real_shell(&shell) {
+        return;
+    }
+    let out = dir.path().join("out");
+    let plan = prepare(&options(&shell, &out, None, &dir.path().join("m.json"))).unwrap();
+    check_box_glue(&plan.plugin_dir);
+    let box_dir = shell.join("plugin/p2p/box_250mhz");
+    let theirs = std::fs::read_to_string(box_dir.join("box_250mhz_address_map.v")).unwrap();
+    let ours = std::fs::read_to_string(plan.plugin_dir.join("box_250mhz/box_250mhz_address_map.v"))
+        .unwrap();
+    assert!(!ours.contains("Ingress of port 0") && !ours.contains("0x40000 - 0xFFFFF"));
+    // Past the header, the only lines that differ are the two localparams.
+    let body = |t: &str| -> Vec<String> {
+        let at = t.find("`timescale").unwrap();
+        t[at..].lines().map(str::to_string).collect()
+    };
+    let (a, b) = (body(&theirs), body(&ours));
+    assert_eq!(a.len(), b.len());
+    let changed: Vec<_> = a.iter().zip(&b).filter(|(x, y)| x != y).collect();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert!(changed
+        .iter()
+        .all(|(x, _)| x.contains("C_SIZE") || x.contains("C_DUMMY_BASE_ADDR")));
+    let inst = std::fs::read_to_string(box_dir.join("box_250mhz_address_map_inst.vh")).unwrap();
+    assert_eq!(
+        inst,
+        std::fs::read_to_string(
+            plan.plugin_dir
+                .join("box_250mhz/box_250mhz_address_map_inst.vh")
+        )
+        .unwrap(),
+        "copied unchanged"
+    );
+}
+
 // ----------------------------------------------------- running (fake) Vivado
 
 /// A stand-in `vivado` that prints weft's markers for the build, probe and
@@ -696,6 +1056,10 @@ fn cli_build_writes_the_top_refuses_without_vivado_and_dry_runs() {
         "{stdout}"
     );
     assert!(stdout.contains("top: weft_top"), "{stdout}");
+    assert!(
+        stdout.contains("registers on the card: BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)"),
+        "{stdout}"
+    );
     let w = std::fs::read_to_string(out.join("plugin/weft_250mhz.sv")).unwrap();
     assert!(w.contains("weft_top weft_top_inst (") && !w.contains("STUB"));
     let o = weft(

@@ -51,8 +51,18 @@ fn regs_and_emit() {
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["blocks"][0]["name"], "id");
+    assert_eq!(
+        v["opennic"]["location"],
+        "BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)"
+    );
+    assert_eq!(v["opennic"]["offset"], 0x10_0000);
     let (ok, out, _) = weft(&["regs"]);
     assert!(ok && out.contains("SCRATCH"));
+    assert!(
+        out.contains("on an OpenNIC card: BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)"),
+        "{out}"
+    );
+    assert!(!out.contains("BAR 0"), "{out}");
 
     let dir = tempfile::tempdir().unwrap();
     let (ok, _, err) = weft(&["hdl", "emit", "--out", dir.path().to_str().unwrap()]);

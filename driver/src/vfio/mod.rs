@@ -11,7 +11,9 @@
 //! 3. Memory space and bus mastering on (PCI command register bits 1 and 2:
 //!    without bus mastering the device can neither DMA nor send MSI).
 //! 4. BAR 0 mapped; registers are read and written with volatile 32-bit
-//!    accesses.
+//!    accesses at offsets from its start. (On a card running the OpenNIC
+//!    shell, BAR0 is the QDMA IP's and weft's map is at BAR2 + 0x100000,
+//!    `weft_regs::opennic`: not mapped here yet.)
 //! 5. MSI-X vectors (else MSI) routed to eventfds: [`Device::wait_irq`]
 //!    waits synchronously, [`VfioDevice::irq_waiter`] asynchronously.
 //! 6. DMA memory: pages mapped into the IOMMU at IOVAs from

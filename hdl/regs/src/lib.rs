@@ -12,11 +12,15 @@
 //! (type, version, byte offset of the next block, 0 at the end of the chain),
 //! so a driver can walk the chain and refuse a card whose map it does not know.
 //!
+//! On a card running the OpenNIC shell the map sits at BAR2 + 0x100000
+//! (the 250 MHz box, AXI4-Lite slave 0); [`opennic`] holds those facts.
+//!
 //! `no_std`: the firmware policies link this crate too.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 
 pub mod map;
+pub mod opennic;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod wire;
@@ -151,7 +155,9 @@ impl Field {
     }
 }
 
-/// One 32-bit register at an absolute byte address in BAR 0.
+/// One 32-bit register at a byte address of the map (an offset from the
+/// map's base; on an OpenNIC card the base is BAR2 + 0x100000, see
+/// [`opennic`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Register {
     /// Register name, upper case, unique within its block.
@@ -206,14 +212,15 @@ impl Block {
 pub struct Map {
     /// Register-map version, major in bits 31:16, minor in 15:0.
     pub version: u32,
-    /// Width of the AXI4-Lite address bus in bits (the BAR window is `1 << addr_bits`).
+    /// Width of the AXI4-Lite address bus in bits (the map's window is
+    /// `1 << addr_bits` bytes).
     pub addr_bits: u32,
     /// Blocks in chain order; the first is the ID block at offset 0.
     pub blocks: &'static [Block],
 }
 
 impl Map {
-    /// Bytes of BAR space the map needs.
+    /// Bytes of address space the map needs.
     pub const fn span(&self) -> u32 {
         1 << self.addr_bits
     }

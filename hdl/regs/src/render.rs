@@ -33,6 +33,19 @@ pub fn value_text(map: &Map, block: &Block, reg: &Register) -> String {
     }
 }
 
+/// Where the map sits on an OpenNIC card, for people:
+/// `BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)`.
+pub fn opennic_location() -> String {
+    use crate::opennic as o;
+    format!(
+        "BAR{} + {:#x} (box {}, AXI4-Lite slave {})",
+        o::BAR,
+        o::MAP_OFFSET,
+        o::BOX,
+        o::SLAVE
+    )
+}
+
 /// The Markdown register reference (`docs/registers.md`).
 pub fn markdown(map: &Map) -> String {
     let mut s = String::new();
@@ -45,11 +58,19 @@ pub fn markdown(map: &Map) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "BAR 0, AXI4-Lite, {} address bits ({} bytes). 32-bit registers, little-endian. \
+        "On an OpenNIC card: {}; BAR0 is the QDMA IP's. The addresses below are offsets from there. \
+         AXI4-Lite, {} address bits ({} bytes). 32-bit registers, little-endian. \
          Unmapped addresses answer DECERR; writes to read-only registers answer SLVERR and change nothing. \
          Every block starts with a header (type, version, offset of the next block); the chain starts at 0.",
+        opennic_location(),
         map.addr_bits,
         map.span()
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "The shell's register bus has no `wstrb`: on a card every write writes a whole 32-bit word \
+         (`weft_top` ties its write strobes to all ones), so byte-strobed writes are not possible."
     );
     let _ = writeln!(s);
     let _ = writeln!(s, "| block | base | span | type | version | description |");
@@ -165,6 +186,14 @@ pub fn json(map: &Map) -> String {
         "generated_from": SOURCE,
         "map_version": version_string(map),
         "addr_bits": map.addr_bits,
+        "opennic": {
+            "location": opennic_location(),
+            "bar": crate::opennic::BAR,
+            "offset": crate::opennic::MAP_OFFSET,
+            "box": crate::opennic::BOX,
+            "slave": crate::opennic::SLAVE,
+            "wstrb": crate::opennic::HAS_WSTRB,
+        },
         "blocks": blocks,
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -185,6 +214,17 @@ pub fn c_header(map: &Map) -> String {
     let _ = writeln!(s);
     let _ = writeln!(s, "#define WEFT_MAP_VERSION 0x{:08X}u", map.version);
     let _ = writeln!(s, "#define WEFT_MAP_ADDR_BITS {}u", map.addr_bits);
+    let _ = writeln!(
+        s,
+        "/* On an OpenNIC card: {}; no wstrb (whole-word writes only). */",
+        opennic_location()
+    );
+    let _ = writeln!(s, "#define WEFT_OPENNIC_BAR {}u", crate::opennic::BAR);
+    let _ = writeln!(
+        s,
+        "#define WEFT_OPENNIC_MAP_OFFSET 0x{:08X}u",
+        crate::opennic::MAP_OFFSET
+    );
     for b in map.blocks {
         let bn = b.name.to_uppercase();
         let _ = writeln!(s);

@@ -64,3 +64,22 @@ fn fields_round_trip() {
     assert_eq!(f.get(v), 7);
     assert_eq!(v & 0xffff, 0x1234);
 }
+
+#[test]
+fn the_map_is_placed_on_an_opennic_card() {
+    use weft_regs::opennic;
+    assert_eq!(opennic::BAR, 2, "BAR0 is the QDMA IP's");
+    assert_eq!(opennic::MAP_OFFSET, 0x10_0000);
+    assert!(opennic::SLAVE_BOX_OFFSET + MAP.span() <= opennic::BOX_BYTES);
+    assert_eq!(
+        weft_regs::render::opennic_location(),
+        "BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)"
+    );
+    let json: serde_json::Value = serde_json::from_str(&weft_regs::render::json(&MAP)).unwrap();
+    assert_eq!(json["opennic"]["offset"], 0x10_0000);
+    assert_eq!(json["opennic"]["bar"], 2);
+    assert_eq!(json["opennic"]["wstrb"], false);
+    let md = weft_regs::render::markdown(&MAP);
+    assert!(md.contains("On an OpenNIC card: BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)"));
+    assert!(md.contains("no `wstrb`") && !md.contains("BAR 0"));
+}

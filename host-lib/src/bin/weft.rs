@@ -489,10 +489,15 @@ fn regs(a: JsonArg) -> Result<()> {
         return Ok(());
     }
     println!(
-        "weft register map {}.{} ({} bytes of BAR 0)",
+        "weft register map {}.{} ({} bytes, {} address bits)",
         MAP.version >> 16,
         MAP.version & 0xffff,
-        MAP.span()
+        MAP.span(),
+        MAP.addr_bits
+    );
+    println!(
+        "on an OpenNIC card: {}; no wstrb: every write is a whole 32-bit word",
+        weft_regs::render::opennic_location()
     );
     for b in MAP.blocks {
         println!("\n{} @ {:#06x}: {}", b.name, b.base, b.doc);
@@ -1270,6 +1275,14 @@ fn bitstream_build(a: BitstreamBuildArgs) -> Result<()> {
                 board.name, board.part, board.board_part
             );
             println!("top: {}", plan.top);
+            if let Some(l) = plan.box_layouts.first() {
+                println!(
+                    "registers on the card: {} ({:#x} bytes; the box crossbar gives each plugin slave 2^{} bytes)",
+                    plan.registers,
+                    l.c_size(),
+                    l.window_bits
+                );
+            }
             if plan.stub {
                 println!(
                     "the 250 MHz box wrapper is a stub: the OpenNIC top `weft_top` is not built yet (issue 8), so synthesis would stop at it"

@@ -7,10 +7,15 @@
 //! following the log by stage; a timing violation fails the build. After a
 //! successful run the image is appended to the manifest.
 //!
+//! The plugin's register glue gives weft's map a window of its size on the
+//! box's AXI4-Lite slave 0 ([`super::box_map`]); a map that outgrows the
+//! box fails the build before anything is written.
+//!
 //! Without the OpenNIC top ([`super::top::opennic_top`] is `None`), only a
 //! dry run is allowed: the wrapper is then a stub that refuses synthesis.
 
 use super::board::Board;
+use super::box_map::{self, BoxLayout};
 use super::manifest::{self, Image, ImageFile};
 use super::opennic::{self, ShellCheckout};
 use super::top::{SourceFile, TopSource};
@@ -73,6 +78,11 @@ pub struct BuildPlan {
     pub bit: PathBuf,
     /// The `.mcs` the flow will write.
     pub mcs: PathBuf,
+    /// Where weft's register map sits on the card, e.g.
+    /// `BAR2 + 0x100000 (box 0, AXI4-Lite slave 0)`.
+    pub registers: String,
+    /// The 250 MHz box's crossbar layouts in the plugin, one per PF count.
+    pub box_layouts: Vec<BoxLayout>,
 }
 
 /// What a build did.
@@ -129,6 +139,8 @@ pub fn prepare(opts: &BuildOptions) -> Result<BuildPlan> {
         stub: opts.top.is_none(),
         bit,
         mcs,
+        registers: weft_regs::render::opennic_location(),
+        box_layouts: box_map::weft_layouts()?,
     })
 }
 

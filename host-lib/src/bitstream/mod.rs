@@ -9,6 +9,9 @@
 //! * [`opennic`]: the 250 MHz box's port contract (from the shell's
 //!   `plugin/p2p/p2p_250mhz.sv`), a parser that checks a shell checkout
 //!   against it, and the user-plugin files (`-user_plugin`).
+//! * [`box_map`]: the box's register address map in the plugin, with
+//!   windows sized for weft's register map (the shell's crossbar gives each
+//!   slave 128 bytes), and the check that the map fits the box.
 //! * [`top`]: the one function that says what the OpenNIC top is. It returns
 //!   `None` until weft-hdl has `weft_top` (issue 8); the wrapper is then a
 //!   stub that cannot be synthesised, and `build` refuses without `--dry-run`.
@@ -28,6 +31,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod board;
+pub mod box_map;
 pub mod build;
 pub mod estimate;
 pub mod flash;
@@ -106,6 +110,31 @@ pub enum BitstreamError {
         /// The differences, `; ` separated.
         diffs: String,
     },
+    /// A file of the shell that weft adapts lacks the text weft edits or
+    /// relies on: a different shell version.
+    #[error("{}: expected {expected:?} exactly once, found it {found} time(s): this is not the OpenNIC shell version whose 250 MHz box glue weft adapts", file.display())]
+    ShellText {
+        /// The shell's file.
+        file: PathBuf,
+        /// The text looked for.
+        expected: String,
+        /// How often it occurs.
+        found: usize,
+    },
+    /// weft's register map does not fit the 250 MHz box's 1 MiB.
+    #[error("weft's register map does not fit the OpenNIC 250 MHz box with {}: {slaves} windows of 2^{bits} bytes (weft_regs::ADDR_BITS) and the 4 KiB dummy slave end at box offset {end:#x}, past the box's {limit:#x} bytes", pfs(*.num_intf))]
+    BoxMapTooLarge {
+        /// PFs (`NUM_INTF`) of the layout.
+        num_intf: u32,
+        /// Address bits of each plugin slave's window.
+        bits: u32,
+        /// Plugin slaves (`2 * NUM_INTF`).
+        slaves: u64,
+        /// One past the last byte the layout needs.
+        end: u128,
+        /// Bytes of the box.
+        limit: u64,
+    },
     /// A Verilog file that could not be understood.
     #[error("{}: {why}", file.display())]
     Verilog {
@@ -161,6 +190,11 @@ pub enum BitstreamError {
         #[source]
         source: weft_sim::yosys::YosysError,
     },
+}
+
+/// `1 PF`, `2 PFs`.
+fn pfs(n: u32) -> String {
+    format!("{n} PF{}", if n == 1 { "" } else { "s" })
 }
 
 /// Build an [`BitstreamError::Io`].

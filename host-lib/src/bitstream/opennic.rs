@@ -18,10 +18,14 @@
 //! `box_250mhz_axi_crossbar.tcl`. Without `build_box_322mhz.tcl` the shell
 //! keeps its own pass-through plugin in the 322 MHz box.
 //!
-//! weft's plugin keeps the shell's own register map glue (the three address
-//! map files are copied from the checkout) and instantiates `weft_250mhz`
-//! where the shell instantiated `p2p_250mhz`, with the same connections.
+//! weft's plugin instantiates `weft_250mhz` where the shell instantiated
+//! `p2p_250mhz`, with the same connections. Its register map glue is the
+//! shell's with every plugin slave's window widened to weft's register map
+//! ([`super::box_map`]: the crossbar Tcl is written from the layout, the
+//! address map Verilog is the shell's with checked edits, the address map
+//! instance is copied).
 
+use super::box_map::{self, BoxLayout};
 use super::top::{SourceFile, TopSource};
 use super::{read, BitstreamError, Result};
 use serde::Serialize;
@@ -573,8 +577,9 @@ pub struct ShellCheckout {
     pub ports: Vec<Port>,
 }
 
-/// The glue files of `box_250mhz/` weft copies from the shell unchanged.
-pub const COPIED_GLUE: [&str; 3] = [
+/// The register glue files of `box_250mhz/` weft adapts from the shell
+/// (see [`super::box_map`] for what becomes of each).
+pub const BOX_GLUE: [&str; 3] = [
     "box_250mhz_address_map_inst.vh",
     "box_250mhz_address_map.v",
     "box_250mhz_axi_crossbar.tcl",
@@ -597,7 +602,7 @@ impl ShellCheckout {
         let settings = root.join(format!("script/board_settings/{opennic_board}.tcl"));
         let mut needed = vec![build_tcl.clone(), p2p_250mhz.clone(), settings.clone()];
         needed.push(p2p_box.join("user_plugin_250mhz_inst.vh"));
-        needed.extend(COPIED_GLUE.iter().map(|f| p2p_box.join(f)));
+        needed.extend(BOX_GLUE.iter().map(|f| p2p_box.join(f)));
         for f in &needed {
             if !f.is_file() {
                 let rel = f.strip_prefix(root).unwrap_or(f);
@@ -793,7 +798,37 @@ pub fn build_box_tcl(files: &[String]) -> String {
     s
 }
 
+/// The register glue of weft's plugin for `layouts` (relative to the plugin
+/// directory): the shell's three `box_250mhz/` glue files adapted as
+/// [`super::box_map`] says. Fails naming the file and the text when the
+/// shell's files are not the version weft adapts.
+pub fn box_glue(shell: &ShellCheckout, layouts: &[BoxLayout]) -> Result<Vec<(PathBuf, String)>> {
+    let [inst, map, xbar] = BOX_GLUE.map(|g| shell.p2p_box.join(g));
+    let inst_text = read(&inst)?;
+    box_map::check_address_map_inst(&inst, &inst_text)?;
+    let map_text = box_map::address_map_v(&map, &read(&map)?, layouts)?;
+    let xbar_text = box_map::crossbar_tcl(&xbar, &read(&xbar)?, layouts)?;
+    Ok(vec![
+        (
+            PathBuf::from(format!("box_250mhz/{}", BOX_GLUE[0])),
+            inst_text,
+        ),
+        (
+            PathBuf::from(format!("box_250mhz/{}", BOX_GLUE[1])),
+            map_text,
+        ),
+        (
+            PathBuf::from(format!("box_250mhz/{}", BOX_GLUE[2])),
+            xbar_text,
+        ),
+    ])
+}
+
 /// The files of weft's user plugin, relative to the plugin directory.
+///
+/// Fails when weft's register map does not fit the box
+/// ([`BitstreamError::BoxMapTooLarge`]) or the shell's glue is not the
+/// version weft adapts ([`BitstreamError::ShellText`]).
 pub fn plugin_files(
     shell: &ShellCheckout,
     top: Option<&TopSource>,
@@ -815,10 +850,7 @@ pub fn plugin_files(
         PathBuf::from("box_250mhz/user_plugin_250mhz_inst.vh"),
         shell.plugin_inst()?,
     ));
-    for g in COPIED_GLUE {
-        let src = shell.p2p_box.join(g);
-        files.push((PathBuf::from(format!("box_250mhz/{g}")), read(&src)?));
-    }
+    files.extend(box_glue(shell, &box_map::weft_layouts()?)?);
     Ok(files)
 }
 
