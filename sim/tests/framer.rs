@@ -293,7 +293,8 @@ impl Driver<FramerIn, FramerOut> for FramerDriver {
     }
 
     fn finished(&self) -> bool {
-        self.sent.len() == self.jobs.len()
+        // A protocol error ends the run: the checks report it.
+        !self.errors.is_empty() || self.sent.len() == self.jobs.len()
     }
 }
 
@@ -422,6 +423,14 @@ fn check(
     let make = || FramerDriver::new(card, jobs, seed, t);
     let runs = agree(&f, &make, 10_000_000)?;
     for r in &runs {
+        eprintln!(
+            "{}: {} cycles, {:.0} cycles/s",
+            r.witness,
+            r.run.cycles,
+            r.run.cycles as f64 / r.elapsed.as_secs_f64()
+        );
+    }
+    for r in &runs {
         let d = &r.driver;
         if let Some(e) = d.errors.first() {
             return Err(format!("{}: {e}", r.witness));
@@ -467,12 +476,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Three witnesses, cycle by cycle: short runs (rust-hdl simulates the
-    /// 512-bit datapath slowly), frames up to 200 body bytes.
+    /// 512-bit datapath slowly), frames up to 320 body bytes.
     #[test]
     fn frames_match_build_frame_in_every_witness(seed in any::<u64>(), t in timing()) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let card = card(&mut rng);
-        let jobs = jobs(&mut rng, &card, 16, 200);
+        let jobs = jobs(&mut rng, &card, 32, 320);
         check(seed ^ 1, card, &jobs, t, true).map_err(TestCaseError::fail)?;
     }
 }

@@ -428,9 +428,11 @@ impl Driver<MemopsPortIn, MemopsPortOut> for PortDriver {
     }
 
     fn finished(&self) -> bool {
-        self.f_at == self.frames.len()
-            && self.txns.len() == self.frames.len()
-            && self.txns.iter().all(|t| t.h.is_some())
+        // A protocol error ends the run: the checks report it.
+        !self.errors.is_empty()
+            || self.f_at == self.frames.len()
+                && self.txns.len() == self.frames.len()
+                && self.txns.iter().all(|t| t.h.is_some())
     }
 }
 
@@ -557,6 +559,14 @@ fn check(seed: u64, frames: &[Frame], t: Timing, rust_hdl: bool) -> Result<u64, 
     let make = || PortDriver::new(frames, seed, t);
     let runs = agree(&f, &make, 1_000_000)?;
     for r in &runs {
+        eprintln!(
+            "{}: {} cycles, {:.0} cycles/s",
+            r.witness,
+            r.run.cycles,
+            r.run.cycles as f64 / r.elapsed.as_secs_f64()
+        );
+    }
+    for r in &runs {
         let d = &r.driver;
         if let Some(e) = d.errors.first() {
             return Err(format!("{}: {e}", r.witness));
@@ -593,7 +603,7 @@ proptest! {
     #[test]
     fn transactions_match_in_every_witness(seed in any::<u64>(), t in timing()) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let frames = frames(&mut rng, 24);
+        let frames = frames(&mut rng, 48);
         check(seed ^ 1, &frames, t, true).map_err(TestCaseError::fail)?;
     }
 }
