@@ -23,13 +23,13 @@
 //!   and MemOps completions (0x4000, 16 bytes).
 //! - **MemOps and AVM.** UDP frames to port 0x5748 (from the network or the
 //!   host) carry one MemOps transaction each (first payload beat: byte 0
-//!   requester, 1 opcode, 2 length, 3 tag, 8..16 address, 16..24 data);
-//!   MemOps' four destinations are the AVM pool's four consumers (32-bit
-//!   word accesses, the consumer's virtual word = address bits 10:2; one
-//!   transaction in flight, since the pool's responses cannot wait; atomics,
-//!   which the pool lacks, complete as errors). Completions go to the host
-//!   as 16-byte frames (`tuser_src` 0x4000: byte 0 requester, 1 tag, 2
-//!   status, 8..16 data). Both blocks' registers are on the chain.
+//!   requester, 1 opcode, 2 length, 3 tag, 8..16 address, 16..24 data).
+//!   [`MemopsPort`] takes them one transaction at a time end to end into
+//!   MemOps, whose four destinations are the AVM pool's four consumers
+//!   (32-bit word accesses, the consumer's virtual word = address bits 10:2;
+//!   atomics, which the pool lacks, complete as errors). Completions go to
+//!   the host as 16-byte frames (`tuser_src` 0x4000: byte 0 requester, 1
+//!   tag, 2 status, 8..16 data). Both blocks' registers are on the chain.
 //! - **Reset handshake.** `mod_rstn` is synchronised into the engine domain
 //!   and back; `mod_rst_done` follows the round trip. While it is low every
 //!   stream port is held (no VALID, no READY). The engines' state is not
@@ -45,6 +45,7 @@ use crate::csr::Csr;
 use crate::grad_agg::GradAgg;
 use crate::kv_agg::KvAgg;
 use crate::memops::Memops;
+use crate::memops_port::MemopsPort;
 use crate::steer::{Deframe, PktMux4};
 use rust_hdl::prelude::*;
 use weft_regs::{BuildInfo, MAP};
@@ -189,7 +190,6 @@ pub struct WeftTop {
     ones64: Constant<Bits<64>>,
     keep8: Constant<Bits<64>>,
     zero2: Constant<Bits<2>>,
-    zero4: Constant<Bits<4>>,
     zero16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
     zero64: Constant<Bits<64>>,
@@ -217,35 +217,10 @@ pub struct WeftTop {
     // MemOps transactions from frames, to the AVM pool, completions back.
     mo_in: PktMux4,
     aux: PktMux4,
-    mo_pkt: DFF<Bit>,
-    mo_busy: DFF<Bit>,
-    mo_stag: DFF<Bits<4>>,
-    hold_v: DFF<Bit>,
-    hold_stag: DFF<Bits<4>>,
-    hold_status: DFF<Bits<2>>,
-    hold_dl: DFF<Bits<32>>,
-    mo_ready: Signal<Local, Bit>,
-    mo_issue: Signal<Local, Bit>,
-    mo_atomic: Signal<Local, Bit>,
-    mo_onehot: Signal<Local, Bits<4>>,
-    c_a18: Cat<18, 9, 9>,
-    c_a36: Cat<36, 18, 18>,
-    c_d64: Cat<64, 32, 32>,
-    c_d128: Cat<128, 64, 64>,
-    w_cdst: Widen<32, 2>,
-    w_ctag: Widen<32, 8>,
-    w_cst: Widen<32, 2>,
-    c_lo64: Cat<64, 32, 32>,
-    c_hi64: Cat<64, 32, 32>,
-    c_c128: Cat<128, 64, 64>,
+    mo_port: MemopsPort,
+    ret0: Constant<Bits<97>>,
     w_c512: Widen<512, 128>,
-    onehot: [Constant<Bits<4>>; 4],
     d_memops: Constant<Bits<2>>,
-    op_write: Constant<Bits<2>>,
-    op_atomic: Constant<Bits<2>>,
-    st_ok: Constant<Bits<2>>,
-    st_denied: Constant<Bits<2>>,
-    st_error: Constant<Bits<2>>,
     keep16: Constant<Bits<64>>,
     size_cpl: Constant<Bits<16>>,
     src_cpl: Constant<Bits<16>>,
@@ -333,7 +308,6 @@ impl WeftTop {
             ones64: konst(u64::MAX),
             keep8: konst(0xff),
             zero2: konst(0),
-            zero4: konst(0),
             zero16: konst(0),
             zero32: konst(0),
             zero64: konst(0),
@@ -360,35 +334,10 @@ impl WeftTop {
             c_rdata: Default::default(),
             mo_in: PktMux4::new(),
             aux: PktMux4::new(),
-            mo_pkt: Default::default(),
-            mo_busy: Default::default(),
-            mo_stag: Default::default(),
-            hold_v: Default::default(),
-            hold_stag: Default::default(),
-            hold_status: Default::default(),
-            hold_dl: Default::default(),
-            mo_ready: Default::default(),
-            mo_issue: Default::default(),
-            mo_atomic: Default::default(),
-            mo_onehot: Default::default(),
-            c_a18: Default::default(),
-            c_a36: Default::default(),
-            c_d64: Default::default(),
-            c_d128: Default::default(),
-            w_cdst: Default::default(),
-            w_ctag: Default::default(),
-            w_cst: Default::default(),
-            c_lo64: Default::default(),
-            c_hi64: Default::default(),
-            c_c128: Default::default(),
+            mo_port: MemopsPort::new(),
+            ret0: Constant::new(Bits::default()),
             w_c512: Default::default(),
-            onehot: array_init::array_init(|k| konst(1 << k)),
             d_memops: konst(3),
-            op_write: konst(1),
-            op_atomic: konst(2),
-            st_ok: konst(0),
-            st_denied: konst(1),
-            st_error: konst(2),
             keep16: konst(0xffff),
             size_cpl: konst(16),
             src_cpl: konst(0x4000),
@@ -523,123 +472,68 @@ impl Logic for WeftTop {
             | self.avm.eng_rdata.val();
 
         // ---- MemOps: one transaction per frame (UDP port 0x5748) from the
-        // network or the host; its four destinations are the AVM pool's four
-        // consumers (word accesses: address bits 10:2 are the consumer's
-        // virtual word; one transaction in flight, since the pool's responses
-        // cannot wait); completions go to the host as 16-byte frames.
+        // network or the host, through the MemOps port to memops and the AVM
+        // pool; completions go to the host as 16-byte frames (no return
+        // address yet: the port's reply metadata other than the payload is
+        // not used).
         self.mo_in.clock.next = self.axis_aclk.val();
         self.aux.clock.next = self.axis_aclk.val();
-        self.mo_pkt.clock.next = self.axis_aclk.val();
-        self.mo_busy.clock.next = self.axis_aclk.val();
-        self.mo_stag.clock.next = self.axis_aclk.val();
-        self.hold_v.clock.next = self.axis_aclk.val();
-        self.hold_stag.clock.next = self.axis_aclk.val();
-        self.hold_status.clock.next = self.axis_aclk.val();
-        self.hold_dl.clock.next = self.axis_aclk.val();
-        self.mo_pkt.d.next = self.mo_pkt.q.val();
-        self.mo_busy.d.next = self.mo_busy.q.val();
-        self.mo_stag.d.next = self.mo_stag.q.val();
-        self.hold_v.d.next = self.hold_v.q.val();
-        self.hold_stag.d.next = self.hold_stag.q.val();
-        self.hold_status.d.next = self.hold_status.q.val();
-        self.hold_dl.d.next = self.hold_dl.q.val();
-        // The frame's first beat is the request; the rest is dropped.
-        self.memops.req_valid.next = self.mo_in.m_tvalid.val() & !self.mo_pkt.q.val();
-        self.memops.req_src.next = self.mo_in.m_tdata.val().get_bits::<2>(0);
-        self.memops.req_op.next = self.mo_in.m_tdata.val().get_bits::<2>(8);
-        self.memops.req_len.next = self.mo_in.m_tdata.val().get_bits::<4>(16);
-        self.memops.req_tag.next = self.mo_in.m_tdata.val().get_bits::<8>(24);
-        self.memops.req_al.next = self.mo_in.m_tdata.val().get_bits::<32>(64);
-        self.memops.req_ah.next = self.mo_in.m_tdata.val().get_bits::<32>(96);
-        self.memops.req_dl.next = self.mo_in.m_tdata.val().get_bits::<32>(128);
-        self.memops.req_dh.next = self.mo_in.m_tdata.val().get_bits::<32>(160);
-        self.mo_in.m_tready.next = self.mo_pkt.q.val() | self.memops.req_ready.val();
-        if self.mo_in.m_tvalid.val() & self.mo_in.m_tready.val() {
-            self.mo_pkt.d.next = !self.mo_in.m_tlast.val();
-        }
-        // Issue to the pool.
-        self.mo_ready.next = !self.mo_busy.q.val() & !self.hold_v.q.val();
-        self.memops.out_ready.next = self.zero4.val();
-        if self.mo_ready.val() {
-            self.memops.out_ready.next = self.ones4.val();
-        }
-        self.mo_issue.next = self.memops.out_valid.val() & self.mo_ready.val();
-        self.mo_atomic.next = self.memops.out_op.val() == self.op_atomic.val();
-        self.mo_onehot.next = self.onehot[0].val();
-        for k in 0..4 {
-            if self.memops.out_dst.val().index() == k {
-                self.mo_onehot.next = self.onehot[k].val();
-            }
-        }
-        self.avm.req_valid.next = self.zero4.val();
-        if self.mo_issue.val() & !self.mo_atomic.val() {
-            self.avm.req_valid.next = self.mo_onehot.val();
-        }
-        self.avm.req_write.next = self.zero4.val();
-        if self.memops.out_op.val() == self.op_write.val() {
-            self.avm.req_write.next = self.mo_onehot.val();
-        }
-        self.c_a18.hi.next = self.memops.out_al.val().get_bits::<9>(2);
-        self.c_a18.lo.next = self.memops.out_al.val().get_bits::<9>(2);
-        self.c_a36.hi.next = self.c_a18.out.val();
-        self.c_a36.lo.next = self.c_a18.out.val();
-        self.avm.req_addr.next = self.c_a36.out.val();
-        self.c_d64.hi.next = self.memops.out_dl.val();
-        self.c_d64.lo.next = self.memops.out_dl.val();
-        self.c_d128.hi.next = self.c_d64.out.val();
-        self.c_d128.lo.next = self.c_d64.out.val();
-        self.avm.req_wdata.next = self.c_d128.out.val();
-        if self.mo_issue.val() {
-            if self.mo_atomic.val() {
-                // The pool has no atomics: refused at once.
-                self.hold_v.d.next = true;
-                self.hold_stag.d.next = self.memops.out_stag.val();
-                self.hold_status.d.next = self.st_error.val();
-                self.hold_dl.d.next = self.zero32.val();
-            } else {
-                self.mo_busy.d.next = true;
-                self.mo_stag.d.next = self.memops.out_stag.val();
-            }
-        }
-        if self.avm.resp_valid.val() {
-            self.mo_busy.d.next = false;
-            self.hold_v.d.next = true;
-            self.hold_stag.d.next = self.mo_stag.q.val();
-            self.hold_status.d.next = self.st_ok.val();
-            if self.avm.resp_fault.val() {
-                self.hold_status.d.next = self.st_denied.val();
-            }
-            self.hold_dl.d.next = self.avm.resp_data.val();
-        }
-        self.memops.cin_valid.next = self.hold_v.q.val();
-        self.memops.cin_stag.next = self.hold_stag.q.val();
-        self.memops.cin_status.next = self.hold_status.q.val();
-        self.memops.cin_dl.next = self.hold_dl.q.val();
-        self.memops.cin_dh.next = self.zero32.val();
-        if self.hold_v.q.val() & self.memops.cin_ready.val() {
-            self.hold_v.d.next = false;
-        }
-        self.memops.mir_ready.next = true;
-        // Completions to the host: requester, tag, status, then the data.
-        self.w_cdst.narrow.next = self.memops.cout_dst.val();
-        self.w_ctag.narrow.next = self.memops.cout_tag.val();
-        self.w_cst.narrow.next = self.memops.cout_status.val();
-        self.c_lo64.hi.next = self.zero32.val();
-        self.c_lo64.lo.next =
-            self.w_cdst.wide.val() | (self.w_ctag.wide.val() << 8) | (self.w_cst.wide.val() << 16);
-        self.c_hi64.hi.next = self.memops.cout_dh.val();
-        self.c_hi64.lo.next = self.memops.cout_dl.val();
-        self.c_c128.hi.next = self.c_hi64.out.val();
-        self.c_c128.lo.next = self.c_lo64.out.val();
-        self.w_c512.narrow.next = self.c_c128.out.val();
+        self.mo_port.clock.next = self.axis_aclk.val();
+        self.mo_port.s_tdata.next = self.mo_in.m_tdata.val();
+        self.mo_port.s_tlast.next = self.mo_in.m_tlast.val();
+        self.mo_port.s_tvalid.next = self.mo_in.m_tvalid.val();
+        self.mo_port.s_tuser_size.next = self.mo_in.m_tuser_size.val();
+        self.mo_port.s_tret.next = self.ret0.val();
+        self.mo_in.m_tready.next = self.mo_port.s_tready.val();
+        self.memops.req_valid.next = self.mo_port.mo_req_valid.val();
+        self.mo_port.mo_req_ready.next = self.memops.req_ready.val();
+        self.memops.req_src.next = self.mo_port.mo_req_src.val();
+        self.memops.req_op.next = self.mo_port.mo_req_op.val();
+        self.memops.req_al.next = self.mo_port.mo_req_al.val();
+        self.memops.req_ah.next = self.mo_port.mo_req_ah.val();
+        self.memops.req_len.next = self.mo_port.mo_req_len.val();
+        self.memops.req_tag.next = self.mo_port.mo_req_tag.val();
+        self.memops.req_dl.next = self.mo_port.mo_req_dl.val();
+        self.memops.req_dh.next = self.mo_port.mo_req_dh.val();
+        self.mo_port.mo_out_valid.next = self.memops.out_valid.val();
+        self.memops.out_ready.next = self.mo_port.mo_out_ready.val();
+        self.mo_port.mo_out_dst.next = self.memops.out_dst.val();
+        self.mo_port.mo_out_op.next = self.memops.out_op.val();
+        self.mo_port.mo_out_al.next = self.memops.out_al.val();
+        self.mo_port.mo_out_stag.next = self.memops.out_stag.val();
+        self.mo_port.mo_out_dl.next = self.memops.out_dl.val();
+        self.memops.cin_valid.next = self.mo_port.mo_cin_valid.val();
+        self.mo_port.mo_cin_ready.next = self.memops.cin_ready.val();
+        self.memops.cin_stag.next = self.mo_port.mo_cin_stag.val();
+        self.memops.cin_status.next = self.mo_port.mo_cin_status.val();
+        self.memops.cin_dl.next = self.mo_port.mo_cin_dl.val();
+        self.memops.cin_dh.next = self.mo_port.mo_cin_dh.val();
+        self.mo_port.mo_cout_valid.next = self.memops.cout_valid.val();
+        self.memops.cout_ready.next = self.mo_port.mo_cout_ready.val();
+        self.mo_port.mo_cout_dst.next = self.memops.cout_dst.val();
+        self.mo_port.mo_cout_tag.next = self.memops.cout_tag.val();
+        self.mo_port.mo_cout_status.next = self.memops.cout_status.val();
+        self.mo_port.mo_cout_dl.next = self.memops.cout_dl.val();
+        self.mo_port.mo_cout_dh.next = self.memops.cout_dh.val();
+        self.memops.mir_ready.next = self.mo_port.mo_mir_ready.val();
+        self.avm.req_valid.next = self.mo_port.pool_req_valid.val();
+        self.avm.req_write.next = self.mo_port.pool_req_write.val();
+        self.avm.req_addr.next = self.mo_port.pool_req_addr.val();
+        self.avm.req_wdata.next = self.mo_port.pool_req_wdata.val();
+        self.mo_port.pool_req_ready.next = self.avm.req_ready.val();
+        self.mo_port.pool_resp_valid.next = self.avm.resp_valid.val();
+        self.mo_port.pool_resp_fault.next = self.avm.resp_fault.val();
+        self.mo_port.pool_resp_data.next = self.avm.resp_data.val();
+        // Completions to the host: the 16-byte payload alone.
+        self.w_c512.narrow.next = self.mo_port.h_app.val();
         self.aux.s1_tdata.next = self.w_c512.wide.val();
         self.aux.s1_tkeep.next = self.keep16.val();
         self.aux.s1_tlast.next = true;
-        self.aux.s1_tvalid.next = self.memops.cout_valid.val();
+        self.aux.s1_tvalid.next = self.mo_port.h_valid.val();
         self.aux.s1_tuser_size.next = self.size_cpl.val();
         self.aux.s1_tuser_src.next = self.src_cpl.val();
         self.aux.s1_tuser_dst.next = self.zero16.val();
-        self.memops.cout_ready.next = self.aux.s1_tready.val();
+        self.mo_port.h_ready.next = self.aux.s1_tready.val();
         self.aux.s2_tdata.next = self.zero512.val();
         self.aux.s2_tkeep.next = self.zero64.val();
         self.aux.s2_tlast.next = false;
