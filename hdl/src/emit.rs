@@ -233,7 +233,42 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         },
         Emitted {
             name: "net_regs",
-            verilog: verilog_of(&crate::net_regs::connected(), &module_name("net_regs")),
+            verilog: verilog_of(
+                &crate::net_regs::NetRegs::connected(),
+                &module_name("net_regs"),
+            ),
+        },
+        Emitted {
+            name: "frame_check",
+            verilog: verilog_of(
+                &crate::top::TopCheck::connected(),
+                &module_name("frame_check"),
+            ),
+        },
+        Emitted {
+            name: "framer",
+            verilog: verilog_of(&crate::framer::Framer::connected(), &module_name("framer")),
+        },
+        Emitted {
+            name: "rec_pack",
+            verilog: verilog_of(
+                &crate::rec_pack::RecPack::connected(),
+                &module_name("rec_pack"),
+            ),
+        },
+        Emitted {
+            name: "grad_fanout",
+            verilog: verilog_of(
+                &crate::top::TopFanout::connected(),
+                &module_name("grad_fanout"),
+            ),
+        },
+        Emitted {
+            name: "memops_port",
+            verilog: verilog_of(
+                &crate::memops_port::MemopsPort::connected(),
+                &module_name("memops_port"),
+            ),
         },
         Emitted {
             name: "avm",

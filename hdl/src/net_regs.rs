@@ -253,9 +253,11 @@ impl Logic for NetRegs {
     }
 }
 
-/// A connected `net` block.
-pub fn connected() -> NetRegs {
-    let mut uut = NetRegs::new();
-    uut.connect_all();
-    uut
+impl NetRegs {
+    /// The block, connected and ready to simulate or emit.
+    pub fn connected() -> Self {
+        let mut uut = Self::new();
+        uut.connect_all();
+        uut
+    }
 }

@@ -1,4 +1,5 @@
-//! `weft_top`: the card in the AMD OpenNIC shell's 250 MHz box.
+//! `weft_top`: the card in the AMD OpenNIC shell's 250 MHz box, speaking
+//! Ethernet/IPv4/UDP on both of its frame ports (`docs/wire.md`).
 //!
 //! Its ports are exactly the box's (`plugin/p2p/p2p_250mhz.sv` with one
 //! interface and one QDMA; `weft_250mhz`, the wrapper `weft bitstream build`
@@ -6,30 +7,35 @@
 //! - **Registers on `axil_aclk`, engines on `axis_aclk`.** AXI4-Lite slave 0
 //!   crosses into the engine domain through [`AxilCdc`] (one async FIFO per
 //!   channel) to the CSR block, whose engine register port reaches every
-//!   engine (each decodes its own block of the map; their read data are
-//!   OR-ed, each driving 0 outside its block). Slave 1 (the p2p plugin's
-//!   second switch-control port) answers every access with DECERR.
-//! - **Steering.** Network receive and host-to-card frames each pass a
-//!   [`Deframe`]: UDP to port 0x5746 goes to the key-value engine and to
-//!   0x5747 to the gradient engine, without their Ethernet/IPv4/UDP
-//!   headers; other receive frames go to the host unchanged, other
-//!   host-to-card frames to the network unchanged (`tuser_dst` 0x0040, CMAC
-//!   port 0). Each engine takes packets from both, a whole packet at a time
-//!   ([`PktMux4`]).
-//! - **Card to host** merges, packet by packet: network frames
-//!   (`tuser_src` 0), key-value records (`tuser_src` = 0x1000 | kind << 8 |
-//!   lanes, one 64-byte beat each), key-value acks (0x2000, 8 bytes),
-//!   gradient RESULT/EVICT/FALLBACK packets (0x3000 | kind << 8, 320 bytes)
-//!   and MemOps completions (0x4000, 16 bytes).
-//! - **MemOps and AVM.** UDP frames to port 0x5748 (from the network or the
-//!   host) carry one MemOps transaction each (first payload beat: byte 0
-//!   requester, 1 opcode, 2 length, 3 tag, 8..16 address, 16..24 data).
-//!   [`MemopsPort`] takes them one transaction at a time end to end into
-//!   MemOps, whose four destinations are the AVM pool's four consumers
-//!   (32-bit word accesses, the consumer's virtual word = address bits 10:2;
-//!   atomics, which the pool lacks, complete as errors). Completions go to
-//!   the host as 16-byte frames (`tuser_src` 0x4000: byte 0 requester, 1
-//!   tag, 2 status, 8..16 data). Both blocks' registers are on the chain.
+//!   engine and the `net` block (each decodes its own block of the map;
+//!   their read data are OR-ed, each driving 0 outside its block). Slave 1
+//!   (the p2p plugin's second switch-control port) answers DECERR. The
+//!   shell's register bus has no `wstrb`: writes are whole words.
+//! - **Ingress.** Each input (network receive, host H2C) passes a
+//!   [`FrameCheck`] (store and forward: frames whose `tuser_size` lies are
+//!   dropped whole) and a [`Deframe`]: UDP frames addressed to the card
+//!   (`net` registers) at an engine's port go to that engine without their
+//!   headers and with their return address; everything else, malformed
+//!   engine frames included, passes through to the other side unchanged.
+//!   Each engine takes packets from both inputs, a whole packet at a time
+//!   ([`PktMux2`]).
+//! - **Engines and their frames.** `kv_agg` (UDP 0x5746): acks go back to
+//!   each data packet's sender on the port it came in on; records are packed
+//!   many per frame ([`RecPack`]) for the collector on the host port.
+//!   `grad_agg` (0x5747): RESULT packets are copied to every worker of the
+//!   job from the worker table, EVICT/FALLBACK go to the host fallback
+//!   ([`GradFanout`]). MemOps (0x5748): one transaction per frame into the
+//!   AVM pool ([`MemopsPort`]); the completion goes back to the requester.
+//!   Four [`Framer`]s build the Ethernet/IPv4/UDP frames (addresses from
+//!   the `net` block, checksums in hardware).
+//! - **Egress.** Card to host merges pass-through network frames, record
+//!   frames, host-bound acks and completions, and host-bound gradient
+//!   frames; to the network: pass-through host frames and wire-bound acks,
+//!   gradient copies and completions ([`PktMux4`], whole frames,
+//!   round-robin), every frame with `tuser_size` = its length, and on the
+//!   wire `tuser_dst` = 0x0040 (CMAC 0). `tuser_src` names each frame's
+//!   stream (`weft_regs::wire::SRC_*`).
+//! - **Counters** of the `net` block count every frame in and out by kind.
 //! - **Reset handshake.** `mod_rstn` is synchronised into the engine domain
 //!   and back; `mod_rst_done` follows the round trip. While it is low every
 //!   stream port is held (no VALID, no READY). The engines' state is not
@@ -42,13 +48,18 @@ use crate::avm::Avm;
 use crate::cdc::{AxilCdc, SyncBit};
 use crate::common::{konst, Cat, Pair, Widen};
 use crate::csr::Csr;
+use crate::frame_check::FrameCheck;
+use crate::framer::Framer;
 use crate::grad_agg::GradAgg;
+use crate::grad_fanout::GradFanout;
 use crate::kv_agg::KvAgg;
 use crate::memops::Memops;
 use crate::memops_port::MemopsPort;
-use crate::steer::{Deframe, PktMux4};
+use crate::net_regs::{NetRegs, COUNTERS};
+use crate::rec_pack::RecPack;
+use crate::steer::{Deframe, PktMux2, PktMux4};
 use rust_hdl::prelude::*;
-use weft_regs::{BuildInfo, MAP};
+use weft_regs::{wire, BuildInfo, MAP};
 
 /// The key-value engine in the top: 8 lanes (512 bits), 512 slots a lane.
 pub type TopKv = KvAgg<8, 512, 9>;
@@ -56,6 +67,16 @@ pub type TopKv = KvAgg<8, 512, 9>;
 pub type TopGrad = GradAgg<16, 512, 8, 4, 10>;
 /// The MemOps port in the top: 8 stages.
 pub type TopMemops = Memops<8>;
+/// The frame check at each input: 512 beats (32 KiB), room for three
+/// 9600-byte frames.
+pub type TopCheck = FrameCheck<9>;
+/// The gradient fan-out: packets of one header beat and 4 value beats.
+pub type TopFanout = GradFanout<5>;
+/// The two-way merges carry a return address.
+pub type Mux2 = PktMux2<{ wire::RET_BITS }>;
+
+/// Bytes of a gradient packet on the card.
+const GRAD_PACKET: u64 = 5 * 64;
 
 /// The top.
 #[derive(LogicBlock)]
@@ -166,46 +187,72 @@ pub struct WeftTop {
     pub axis_aclk: Signal<In, Clock>,
     cdc: AxilCdc,
     csr: Csr,
+    net: NetRegs,
     kv: TopKv,
     grad: TopGrad,
     memops: TopMemops,
     avm: Avm,
+    rx_fc: TopCheck,
+    h2c_fc: TopCheck,
     rx_df: Deframe,
     h2c_df: Deframe,
-    kv_in: PktMux4,
-    grad_in: PktMux4,
+    kv_in: Mux2,
+    grad_in: Mux2,
+    mo_in: Mux2,
+    mo_port: MemopsPort,
+    rec: RecPack,
+    fan: TopFanout,
+    fr_rec: Framer,
+    fr_ack: Framer,
+    fr_grad: Framer,
+    fr_mo: Framer,
+    aux: Mux2,
     c2h: PktMux4,
+    tx: PktMux4,
     rst_in: SyncBit,
     rst_back: SyncBit,
     n_bvalid: DFF<Bit>,
     n_rvalid: DFF<Bit>,
-    w_lanes: Widen<16, 8>,
-    w_kvkind: Widen<16, 2>,
-    w_gkind: Widen<16, 2>,
-    w_ack: Widen<512, 64>,
     run: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
     h2c_ready: Signal<Local, Bit>,
     n_aw: Signal<Local, Bit>,
-    ones64: Constant<Bits<64>>,
-    keep8: Constant<Bits<64>>,
+    inc: Signal<Local, Bits<COUNTERS>>,
+    ev: [Signal<Local, Bit>; COUNTERS],
+    one_hot: [Constant<Bits<COUNTERS>>; COUNTERS],
+    c_rx_ret: Cat<{ wire::RET_BITS }, 1, 96>,
+    c_h2c_ret: Cat<{ wire::RET_BITS }, 1, 96>,
+    c_ack_id: Cat<32, 16, 16>,
+    c_ack_lo: Cat<64, 32, 32>,
+    c_ack_st: Cat<40, 8, 32>,
+    w_ack_hi: Widen<64, 40>,
+    c_ack_app: Cat<128, 64, 64>,
+    w_tag_ack: Widen<{ wire::RET_BITS }, 16>,
+    w_tag_mo: Widen<{ wire::RET_BITS }, 16>,
+    ack_head: Constant<Bits<32>>,
     zero2: Constant<Bits<2>>,
+    bit0: Constant<Bits<1>>,
+    bit1: Constant<Bits<1>>,
+    ones4: Constant<Bits<4>>,
     zero16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
-    zero64: Constant<Bits<64>>,
-    zero48: Constant<Bits<48>>,
-    ones4: Constant<Bits<4>>,
+    zero128: Constant<Bits<128>>,
+    zero512: Constant<Bits<512>>,
+    zero_inc: Constant<Bits<COUNTERS>>,
+    src_memops: Constant<Bits<16>>,
+    zero_ret: Constant<Bits<{ wire::RET_BITS }>>,
     d_kv: Constant<Bits<2>>,
     d_grad: Constant<Bits<2>>,
+    d_memops: Constant<Bits<2>>,
+    kv_port: Constant<Bits<16>>,
+    grad_port: Constant<Bits<16>>,
+    memops_port: Constant<Bits<16>>,
+    grad_blen: Constant<Bits<16>>,
     src_rec: Constant<Bits<16>>,
     src_ack: Constant<Bits<16>>,
-    src_grad: Constant<Bits<16>>,
-    size_beat: Constant<Bits<16>>,
-    size_ack: Constant<Bits<16>>,
-    size_grad: Constant<Bits<16>>,
+    src_pass: Constant<Bits<16>>,
     tx_dst: Constant<Bits<16>>,
     decerr: Constant<Bits<2>>,
-    zero512: Constant<Bits<512>>,
     p_awready: Pair,
     p_wready: Pair,
     p_bvalid: Pair,
@@ -214,16 +261,6 @@ pub struct WeftTop {
     c_bresp: Cat<4, 2, 2>,
     c_rresp: Cat<4, 2, 2>,
     c_rdata: Cat<64, 32, 32>,
-    // MemOps transactions from frames, to the AVM pool, completions back.
-    mo_in: PktMux4,
-    aux: PktMux4,
-    mo_port: MemopsPort,
-    ret0: Constant<Bits<97>>,
-    w_c512: Widen<512, 128>,
-    d_memops: Constant<Bits<2>>,
-    keep16: Constant<Bits<64>>,
-    size_cpl: Constant<Bits<16>>,
-    src_cpl: Constant<Bits<16>>,
 }
 
 impl WeftTop {
@@ -284,46 +321,73 @@ impl WeftTop {
             axis_aclk: Default::default(),
             cdc: AxilCdc::new(),
             csr: Csr::new(&MAP, build),
+            net: NetRegs::new(),
             kv: TopKv::new(),
             grad: TopGrad::new(),
             memops: TopMemops::new(),
             avm: Avm::new(),
+            rx_fc: TopCheck::new(),
+            h2c_fc: TopCheck::new(),
             rx_df: Deframe::new(),
             h2c_df: Deframe::new(),
-            kv_in: PktMux4::new(),
-            grad_in: PktMux4::new(),
+            kv_in: Mux2::new(),
+            grad_in: Mux2::new(),
+            mo_in: Mux2::new(),
+            mo_port: MemopsPort::new(),
+            rec: RecPack::new(),
+            fan: TopFanout::new(),
+            fr_rec: Framer::new(),
+            fr_ack: Framer::new(),
+            fr_grad: Framer::new(),
+            fr_mo: Framer::new(),
+            aux: Mux2::new(),
             c2h: PktMux4::new(),
+            tx: PktMux4::new(),
             rst_in: Default::default(),
             rst_back: Default::default(),
             n_bvalid: Default::default(),
             n_rvalid: Default::default(),
-            w_lanes: Default::default(),
-            w_kvkind: Default::default(),
-            w_gkind: Default::default(),
-            w_ack: Default::default(),
             run: Default::default(),
             rx_ready: Default::default(),
             h2c_ready: Default::default(),
             n_aw: Default::default(),
-            ones64: konst(u64::MAX),
-            keep8: konst(0xff),
+            inc: Default::default(),
+            ev: array_init::array_init(|_| Default::default()),
+            one_hot: array_init::array_init(|k| konst(1 << k)),
+            c_rx_ret: Default::default(),
+            c_h2c_ret: Default::default(),
+            c_ack_id: Default::default(),
+            c_ack_lo: Default::default(),
+            c_ack_st: Default::default(),
+            w_ack_hi: Default::default(),
+            c_ack_app: Default::default(),
+            w_tag_ack: Default::default(),
+            w_tag_mo: Default::default(),
+            // An ack's first four payload bytes: version 1, flags ACK, count 0.
+            ack_head: konst(1 | (wire::KV_FLAG_ACK as u64) << 8),
             zero2: konst(0),
+            bit0: konst(0),
+            bit1: konst(1),
+            ones4: konst(0xf),
             zero16: konst(0),
             zero32: konst(0),
-            zero64: konst(0),
-            zero48: konst(0),
-            ones4: konst(0xf),
+            zero128: Constant::new(0u64.into()),
+            zero512: Constant::new(0u64.into()),
+            zero_inc: konst(0),
+            src_memops: konst(wire::SRC_MEMOPS as u64),
+            zero_ret: Constant::new(0u64.into()),
             d_kv: konst(1),
             d_grad: konst(2),
-            src_rec: konst(0x1000),
-            src_ack: konst(0x2000),
-            src_grad: konst(0x3000),
-            size_beat: konst(64),
-            size_ack: konst(8),
-            size_grad: konst(320),
-            tx_dst: konst(0x0040),
+            d_memops: konst(3),
+            kv_port: konst(wire::KV_PORT as u64),
+            grad_port: konst(wire::GRAD_PORT as u64),
+            memops_port: konst(wire::MEMOPS_PORT as u64),
+            grad_blen: konst(GRAD_PACKET),
+            src_rec: konst(wire::SRC_KV_RECORDS as u64),
+            src_ack: konst(wire::SRC_KV_ACK as u64),
+            src_pass: konst(wire::SRC_PASS as u64),
+            tx_dst: konst(wire::TX_DST as u64),
             decerr: konst(0b11),
-            zero512: konst(0),
             p_awready: Default::default(),
             p_wready: Default::default(),
             p_bvalid: Default::default(),
@@ -332,15 +396,6 @@ impl WeftTop {
             c_bresp: Default::default(),
             c_rresp: Default::default(),
             c_rdata: Default::default(),
-            mo_in: PktMux4::new(),
-            aux: PktMux4::new(),
-            mo_port: MemopsPort::new(),
-            ret0: Constant::new(Bits::default()),
-            w_c512: Default::default(),
-            d_memops: konst(3),
-            keep16: konst(0xffff),
-            size_cpl: konst(16),
-            src_cpl: konst(0x4000),
         }
     }
 }
@@ -352,15 +407,28 @@ impl Logic for WeftTop {
         self.cdc.s_aclk.next = self.axil_aclk.val();
         self.cdc.m_aclk.next = self.axis_aclk.val();
         self.csr.clock.next = self.axis_aclk.val();
+        self.net.clock.next = self.axis_aclk.val();
         self.kv.clock.next = self.axis_aclk.val();
         self.grad.clock.next = self.axis_aclk.val();
         self.memops.clock.next = self.axis_aclk.val();
         self.avm.clock.next = self.axis_aclk.val();
+        self.rx_fc.clock.next = self.axis_aclk.val();
+        self.h2c_fc.clock.next = self.axis_aclk.val();
         self.rx_df.clock.next = self.axis_aclk.val();
         self.h2c_df.clock.next = self.axis_aclk.val();
         self.kv_in.clock.next = self.axis_aclk.val();
         self.grad_in.clock.next = self.axis_aclk.val();
+        self.mo_in.clock.next = self.axis_aclk.val();
+        self.mo_port.clock.next = self.axis_aclk.val();
+        self.rec.clock.next = self.axis_aclk.val();
+        self.fan.clock.next = self.axis_aclk.val();
+        self.fr_rec.clock.next = self.axis_aclk.val();
+        self.fr_ack.clock.next = self.axis_aclk.val();
+        self.fr_grad.clock.next = self.axis_aclk.val();
+        self.fr_mo.clock.next = self.axis_aclk.val();
+        self.aux.clock.next = self.axis_aclk.val();
         self.c2h.clock.next = self.axis_aclk.val();
+        self.tx.clock.next = self.axis_aclk.val();
         self.rst_in.clock.next = self.axis_aclk.val();
         self.rst_back.clock.next = self.axil_aclk.val();
         self.n_bvalid.clock.next = self.axil_aclk.val();
@@ -441,7 +509,7 @@ impl Logic for WeftTop {
         self.c_rdata.lo.next = self.cdc.s_axil_rdata.val();
         self.s_axil_rdata.next = self.c_rdata.out.val();
 
-        // ---- The engine register port: every engine decodes its own block.
+        // ---- The engine register port: every block decodes its own.
         self.kv.eng_raddr.next = self.csr.eng_raddr.val();
         self.kv.eng_re.next = self.csr.eng_re.val();
         self.kv.eng_waddr.next = self.csr.eng_waddr.val();
@@ -466,24 +534,241 @@ impl Logic for WeftTop {
         self.avm.eng_wdata.next = self.csr.eng_wdata.val();
         self.avm.eng_wstrb.next = self.csr.eng_wstrb.val();
         self.avm.eng_we.next = self.csr.eng_we.val();
+        self.net.eng_raddr.next = self.csr.eng_raddr.val();
+        self.net.eng_re.next = self.csr.eng_re.val();
+        self.net.eng_waddr.next = self.csr.eng_waddr.val();
+        self.net.eng_wdata.next = self.csr.eng_wdata.val();
+        self.net.eng_wstrb.next = self.csr.eng_wstrb.val();
+        self.net.eng_we.next = self.csr.eng_we.val();
         self.csr.eng_rdata.next = self.kv.eng_rdata.val()
             | self.grad.eng_rdata.val()
             | self.memops.eng_rdata.val()
-            | self.avm.eng_rdata.val();
+            | self.avm.eng_rdata.val()
+            | self.net.eng_rdata.val();
 
-        // ---- MemOps: one transaction per frame (UDP port 0x5748) from the
-        // network or the host, through the MemOps port to memops and the AVM
-        // pool; completions go to the host as 16-byte frames (no return
-        // address yet: the port's reply metadata other than the payload is
-        // not used).
-        self.mo_in.clock.next = self.axis_aclk.val();
-        self.aux.clock.next = self.axis_aclk.val();
-        self.mo_port.clock.next = self.axis_aclk.val();
+        // ---- Ingress: the frame checks, then the deframers.
+        self.rx_fc.s_tdata.next = self.s_axis_adap_rx_250mhz_tdata.val();
+        self.rx_fc.s_tkeep.next = self.s_axis_adap_rx_250mhz_tkeep.val();
+        self.rx_fc.s_tlast.next = self.s_axis_adap_rx_250mhz_tlast.val();
+        self.rx_fc.s_tvalid.next = self.s_axis_adap_rx_250mhz_tvalid.val() & self.run.val();
+        self.rx_fc.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
+        self.s_axis_adap_rx_250mhz_tready.next = self.rx_fc.s_tready.val() & self.run.val();
+        self.rx_df.s_tdata.next = self.rx_fc.m_tdata.val();
+        self.rx_df.s_tkeep.next = self.rx_fc.m_tkeep.val();
+        self.rx_df.s_tlast.next = self.rx_fc.m_tlast.val();
+        self.rx_df.s_tvalid.next = self.rx_fc.m_tvalid.val();
+        self.rx_df.s_tuser_size.next = self.rx_fc.m_tuser_size.val();
+        self.rx_fc.m_tready.next = self.rx_df.s_tready.val();
+        self.rx_df.card_mac.next = self.net.card_mac.val();
+        self.rx_df.card_ip.next = self.net.card_ip.val();
+        self.rx_df.enable.next = self.net.enable.val();
+        self.h2c_fc.s_tdata.next = self.s_axis_qdma_h2c_tdata.val();
+        self.h2c_fc.s_tkeep.next = self.s_axis_qdma_h2c_tkeep.val();
+        self.h2c_fc.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
+        self.h2c_fc.s_tvalid.next = self.s_axis_qdma_h2c_tvalid.val() & self.run.val();
+        self.h2c_fc.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
+        self.s_axis_qdma_h2c_tready.next = self.h2c_fc.s_tready.val() & self.run.val();
+        self.h2c_df.s_tdata.next = self.h2c_fc.m_tdata.val();
+        self.h2c_df.s_tkeep.next = self.h2c_fc.m_tkeep.val();
+        self.h2c_df.s_tlast.next = self.h2c_fc.m_tlast.val();
+        self.h2c_df.s_tvalid.next = self.h2c_fc.m_tvalid.val();
+        self.h2c_df.s_tuser_size.next = self.h2c_fc.m_tuser_size.val();
+        self.h2c_fc.m_tready.next = self.h2c_df.s_tready.val();
+        self.h2c_df.card_mac.next = self.net.card_mac.val();
+        self.h2c_df.card_ip.next = self.net.card_ip.val();
+        self.h2c_df.enable.next = self.net.enable.val();
+        // Return addresses: bit 96 says the request came from the host.
+        self.c_rx_ret.hi.next = self.bit0.val();
+        self.c_rx_ret.lo.next = self.rx_df.m_tret.val();
+        self.c_h2c_ret.hi.next = self.bit1.val();
+        self.c_h2c_ret.lo.next = self.h2c_df.m_tret.val();
+
+        // ---- Network receive: passed to the host, or to an engine.
+        self.c2h.s0_tdata.next = self.rx_df.m_tdata.val();
+        self.c2h.s0_tkeep.next = self.rx_df.m_tkeep.val();
+        self.c2h.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.c2h.s0_tvalid.next =
+            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.zero2.val());
+        self.c2h.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+        self.c2h.s0_tuser_src.next = self.src_pass.val();
+        self.c2h.s0_tuser_dst.next = self.zero16.val();
+        self.kv_in.s0_tdata.next = self.rx_df.m_tdata.val();
+        self.kv_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
+        self.kv_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.kv_in.s0_tvalid.next =
+            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_kv.val());
+        self.kv_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+        self.kv_in.s0_tmeta.next = self.c_rx_ret.out.val();
+        self.grad_in.s0_tdata.next = self.rx_df.m_tdata.val();
+        self.grad_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
+        self.grad_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.grad_in.s0_tvalid.next =
+            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_grad.val());
+        self.grad_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+        self.grad_in.s0_tmeta.next = self.zero_ret.val();
+        self.mo_in.s0_tdata.next = self.rx_df.m_tdata.val();
+        self.mo_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
+        self.mo_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.mo_in.s0_tvalid.next =
+            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_memops.val());
+        self.mo_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+        self.mo_in.s0_tmeta.next = self.c_rx_ret.out.val();
+        self.rx_ready.next = self.c2h.s0_tready.val();
+        if self.rx_df.m_tdest.val() == self.d_kv.val() {
+            self.rx_ready.next = self.kv_in.s0_tready.val();
+        }
+        if self.rx_df.m_tdest.val() == self.d_grad.val() {
+            self.rx_ready.next = self.grad_in.s0_tready.val();
+        }
+        if self.rx_df.m_tdest.val() == self.d_memops.val() {
+            self.rx_ready.next = self.mo_in.s0_tready.val();
+        }
+        self.rx_df.m_tready.next = self.rx_ready.val();
+
+        // ---- Host to card: passed to the network, or to an engine.
+        self.tx.s0_tdata.next = self.h2c_df.m_tdata.val();
+        self.tx.s0_tkeep.next = self.h2c_df.m_tkeep.val();
+        self.tx.s0_tlast.next = self.h2c_df.m_tlast.val();
+        self.tx.s0_tvalid.next =
+            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.zero2.val());
+        self.tx.s0_tuser_size.next = self.h2c_df.m_tuser_size.val();
+        self.tx.s0_tuser_src.next = self.src_pass.val();
+        self.tx.s0_tuser_dst.next = self.tx_dst.val();
+        self.kv_in.s1_tdata.next = self.h2c_df.m_tdata.val();
+        self.kv_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
+        self.kv_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.kv_in.s1_tvalid.next =
+            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_kv.val());
+        self.kv_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+        self.kv_in.s1_tmeta.next = self.c_h2c_ret.out.val();
+        self.grad_in.s1_tdata.next = self.h2c_df.m_tdata.val();
+        self.grad_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
+        self.grad_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.grad_in.s1_tvalid.next =
+            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_grad.val());
+        self.grad_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+        self.grad_in.s1_tmeta.next = self.zero_ret.val();
+        self.mo_in.s1_tdata.next = self.h2c_df.m_tdata.val();
+        self.mo_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
+        self.mo_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.mo_in.s1_tvalid.next =
+            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_memops.val());
+        self.mo_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+        self.mo_in.s1_tmeta.next = self.c_h2c_ret.out.val();
+        self.h2c_ready.next = self.tx.s0_tready.val();
+        if self.h2c_df.m_tdest.val() == self.d_kv.val() {
+            self.h2c_ready.next = self.kv_in.s1_tready.val();
+        }
+        if self.h2c_df.m_tdest.val() == self.d_grad.val() {
+            self.h2c_ready.next = self.grad_in.s1_tready.val();
+        }
+        if self.h2c_df.m_tdest.val() == self.d_memops.val() {
+            self.h2c_ready.next = self.mo_in.s1_tready.val();
+        }
+        self.h2c_df.m_tready.next = self.h2c_ready.val();
+
+        // ---- Key-value aggregation.
+        self.kv.s_tdata.next = self.kv_in.m_tdata.val();
+        self.kv.s_tlast.next = self.kv_in.m_tlast.val();
+        self.kv.s_tvalid.next = self.kv_in.m_tvalid.val();
+        self.kv.s_tuser_size.next = self.kv_in.m_tuser_size.val();
+        self.kv.s_tret.next = self.kv_in.m_tmeta.val();
+        self.kv_in.m_tready.next = self.kv.s_tready.val();
+        // Acks: back to the sender, on the port its packet came in on.
+        self.c_ack_id.hi.next = self.kv.a_tdata.val().get_bits::<16>(48);
+        self.c_ack_id.lo.next = self.kv.a_tjob.val();
+        self.c_ack_lo.hi.next = self.c_ack_id.out.val();
+        self.c_ack_lo.lo.next = self.ack_head.val();
+        self.c_ack_st.hi.next = self.kv.a_tdata.val().get_bits::<8>(32);
+        self.c_ack_st.lo.next = self.kv.a_tdata.val().get_bits::<32>(0);
+        self.w_ack_hi.narrow.next = self.c_ack_st.out.val();
+        self.c_ack_app.hi.next = self.w_ack_hi.wide.val();
+        self.c_ack_app.lo.next = self.c_ack_lo.out.val();
+        self.fr_ack.card_mac.next = self.net.card_mac.val();
+        self.fr_ack.card_ip.next = self.net.card_ip.val();
+        self.fr_ack.h_valid.next = self.kv.a_tvalid.val();
+        self.fr_ack.h_dmac.next = self.kv.a_tret.val().get_bits::<48>(0);
+        self.fr_ack.h_dip.next = self.kv.a_tret.val().get_bits::<32>(48);
+        self.fr_ack.h_dport.next = self.kv.a_tret.val().get_bits::<16>(80);
+        self.fr_ack.h_host.next = self.kv.a_tret.val().get_bit(96);
+        self.fr_ack.h_sport.next = self.kv_port.val();
+        self.fr_ack.h_app.next = self.c_ack_app.out.val();
+        self.fr_ack.h_has_app.next = true;
+        self.fr_ack.h_blen.next = self.zero16.val();
+        self.fr_ack.h_tag.next = self.src_ack.val();
+        self.fr_ack.s_tdata.next = self.zero512.val();
+        self.fr_ack.s_tvalid.next = false;
+        self.kv.a_tready.next = self.fr_ack.h_ready.val();
+        // Records: packed many per frame for the collector.
+        self.rec.s_tdata.next = self.kv.m_tdata.val();
+        self.rec.s_tkeep.next = self.kv.m_tkeep.val();
+        self.rec.s_tuser.next = self.kv.m_tuser.val();
+        self.rec.s_tvalid.next = self.kv.m_tvalid.val();
+        self.kv.m_tready.next = self.rec.s_tready.val();
+        self.rec.max.next = self.net.pack_max.val();
+        self.rec.wait_cycles.next = self.net.pack_wait.val();
+        self.rec.job.next = self.kv.job_out.val();
+        self.rec.seq_we.next = self.net.seq_we.val();
+        self.rec.seq_wdata.next = self.net.seq_wdata.val();
+        self.net.seq_in.next = self.rec.seq.val();
+        self.fr_rec.card_mac.next = self.net.card_mac.val();
+        self.fr_rec.card_ip.next = self.net.card_ip.val();
+        self.fr_rec.h_valid.next = self.rec.h_valid.val();
+        self.fr_rec.h_dmac.next = self.net.kv_mac.val();
+        self.fr_rec.h_dip.next = self.net.kv_ip.val();
+        self.fr_rec.h_dport.next = self.net.kv_port.val();
+        self.fr_rec.h_host.next = true;
+        self.fr_rec.h_sport.next = self.kv_port.val();
+        self.fr_rec.h_app.next = self.rec.h_app.val();
+        self.fr_rec.h_has_app.next = true;
+        self.fr_rec.h_blen.next = self.rec.h_blen.val();
+        self.fr_rec.h_tag.next = self.src_rec.val();
+        self.fr_rec.s_tdata.next = self.rec.m_tdata.val();
+        self.fr_rec.s_tvalid.next = self.rec.m_tvalid.val();
+        self.rec.m_tready.next = self.fr_rec.s_tready.val();
+        self.rec.h_ready.next = self.fr_rec.h_ready.val();
+
+        // ---- Gradient aggregation: results to every worker, the rest to
+        // the host fallback.
+        self.grad.s_tdata.next = self.grad_in.m_tdata.val();
+        self.grad.s_tlast.next = self.grad_in.m_tlast.val();
+        self.grad.s_tvalid.next = self.grad_in.m_tvalid.val();
+        self.grad.s_tuser_size.next = self.grad_in.m_tuser_size.val();
+        self.grad_in.m_tready.next = self.grad.s_tready.val();
+        self.fan.s_tdata.next = self.grad.m_tdata.val();
+        self.fan.s_tuser.next = self.grad.m_tuser.val();
+        self.fan.s_tlast.next = self.grad.m_tlast.val();
+        self.fan.s_tvalid.next = self.grad.m_tvalid.val();
+        self.grad.m_tready.next = self.fan.s_tready.val();
+        self.fan.fb_mac.next = self.net.grad_mac.val();
+        self.fan.fb_ip.next = self.net.grad_ip.val();
+        self.fan.fb_port.next = self.net.grad_port.val();
+        self.fan.wt_we.next = self.net.wt_we.val();
+        self.fan.wt_addr.next = self.net.wt_addr.val();
+        self.fan.wt_data.next = self.net.wt_data.val();
+        self.fr_grad.card_mac.next = self.net.card_mac.val();
+        self.fr_grad.card_ip.next = self.net.card_ip.val();
+        self.fr_grad.h_valid.next = self.fan.h_valid.val();
+        self.fr_grad.h_dmac.next = self.fan.h_dmac.val();
+        self.fr_grad.h_dip.next = self.fan.h_dip.val();
+        self.fr_grad.h_dport.next = self.fan.h_dport.val();
+        self.fr_grad.h_host.next = self.fan.h_host.val();
+        self.fr_grad.h_sport.next = self.grad_port.val();
+        self.fr_grad.h_app.next = self.zero128.val();
+        self.fr_grad.h_has_app.next = false;
+        self.fr_grad.h_blen.next = self.grad_blen.val();
+        self.fr_grad.h_tag.next = self.fan.h_tag.val();
+        self.fr_grad.s_tdata.next = self.fan.m_tdata.val();
+        self.fr_grad.s_tvalid.next = self.fan.m_tvalid.val();
+        self.fan.m_tready.next = self.fr_grad.s_tready.val();
+        self.fan.h_ready.next = self.fr_grad.h_ready.val();
+
+        // ---- MemOps: one transaction per frame into the AVM pool.
         self.mo_port.s_tdata.next = self.mo_in.m_tdata.val();
         self.mo_port.s_tlast.next = self.mo_in.m_tlast.val();
         self.mo_port.s_tvalid.next = self.mo_in.m_tvalid.val();
         self.mo_port.s_tuser_size.next = self.mo_in.m_tuser_size.val();
-        self.mo_port.s_tret.next = self.ret0.val();
+        self.mo_port.s_tret.next = self.mo_in.m_tmeta.val();
         self.mo_in.m_tready.next = self.mo_port.s_tready.val();
         self.memops.req_valid.next = self.mo_port.mo_req_valid.val();
         self.mo_port.mo_req_ready.next = self.memops.req_ready.val();
@@ -524,233 +809,95 @@ impl Logic for WeftTop {
         self.mo_port.pool_resp_valid.next = self.avm.resp_valid.val();
         self.mo_port.pool_resp_fault.next = self.avm.resp_fault.val();
         self.mo_port.pool_resp_data.next = self.avm.resp_data.val();
-        // Completions to the host: the 16-byte payload alone.
-        self.w_c512.narrow.next = self.mo_port.h_app.val();
-        self.aux.s1_tdata.next = self.w_c512.wide.val();
-        self.aux.s1_tkeep.next = self.keep16.val();
-        self.aux.s1_tlast.next = true;
-        self.aux.s1_tvalid.next = self.mo_port.h_valid.val();
-        self.aux.s1_tuser_size.next = self.size_cpl.val();
-        self.aux.s1_tuser_src.next = self.src_cpl.val();
-        self.aux.s1_tuser_dst.next = self.zero16.val();
-        self.mo_port.h_ready.next = self.aux.s1_tready.val();
-        self.aux.s2_tdata.next = self.zero512.val();
-        self.aux.s2_tkeep.next = self.zero64.val();
-        self.aux.s2_tlast.next = false;
-        self.aux.s2_tvalid.next = false;
-        self.aux.s2_tuser_size.next = self.zero16.val();
-        self.aux.s2_tuser_src.next = self.zero16.val();
-        self.aux.s2_tuser_dst.next = self.zero16.val();
-        self.aux.s3_tdata.next = self.zero512.val();
-        self.aux.s3_tkeep.next = self.zero64.val();
-        self.aux.s3_tlast.next = false;
-        self.aux.s3_tvalid.next = false;
-        self.aux.s3_tuser_size.next = self.zero16.val();
-        self.aux.s3_tuser_src.next = self.zero16.val();
-        self.aux.s3_tuser_dst.next = self.zero16.val();
-        self.mo_in.s2_tdata.next = self.zero512.val();
-        self.mo_in.s2_tkeep.next = self.zero64.val();
-        self.mo_in.s2_tlast.next = false;
-        self.mo_in.s2_tvalid.next = false;
-        self.mo_in.s2_tuser_size.next = self.zero16.val();
-        self.mo_in.s2_tuser_src.next = self.zero16.val();
-        self.mo_in.s2_tuser_dst.next = self.zero16.val();
-        self.mo_in.s3_tdata.next = self.zero512.val();
-        self.mo_in.s3_tkeep.next = self.zero64.val();
-        self.mo_in.s3_tlast.next = false;
-        self.mo_in.s3_tvalid.next = false;
-        self.mo_in.s3_tuser_size.next = self.zero16.val();
-        self.mo_in.s3_tuser_src.next = self.zero16.val();
-        self.mo_in.s3_tuser_dst.next = self.zero16.val();
+        self.fr_mo.card_mac.next = self.net.card_mac.val();
+        self.fr_mo.card_ip.next = self.net.card_ip.val();
+        self.fr_mo.h_valid.next = self.mo_port.h_valid.val();
+        self.fr_mo.h_dmac.next = self.mo_port.h_dmac.val();
+        self.fr_mo.h_dip.next = self.mo_port.h_dip.val();
+        self.fr_mo.h_dport.next = self.mo_port.h_dport.val();
+        self.fr_mo.h_host.next = self.mo_port.h_host.val();
+        self.fr_mo.h_sport.next = self.memops_port.val();
+        self.fr_mo.h_app.next = self.mo_port.h_app.val();
+        self.fr_mo.h_has_app.next = true;
+        self.fr_mo.h_blen.next = self.zero16.val();
+        self.fr_mo.h_tag.next = self.src_memops.val();
+        self.fr_mo.s_tdata.next = self.zero512.val();
+        self.fr_mo.s_tvalid.next = false;
+        self.mo_port.h_ready.next = self.fr_mo.h_ready.val();
 
-        // ---- Network receive: to the host, or to an engine without headers.
-        self.rx_df.s_tdata.next = self.s_axis_adap_rx_250mhz_tdata.val();
-        self.rx_df.s_tkeep.next = self.s_axis_adap_rx_250mhz_tkeep.val();
-        self.rx_df.s_tlast.next = self.s_axis_adap_rx_250mhz_tlast.val();
-        self.rx_df.s_tvalid.next = self.s_axis_adap_rx_250mhz_tvalid.val() & self.run.val();
-        self.rx_df.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
-        self.rx_df.card_mac.next = self.zero48.val();
-        self.rx_df.card_ip.next = self.zero32.val();
-        self.rx_df.enable.next = false;
-        self.s_axis_adap_rx_250mhz_tready.next = self.rx_df.s_tready.val() & self.run.val();
-        self.c2h.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.c2h.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.c2h.s0_tlast.next = self.rx_df.m_tlast.val();
-        self.c2h.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.zero2.val());
-        self.c2h.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
-        self.c2h.s0_tuser_src.next = self.zero16.val();
-        self.c2h.s0_tuser_dst.next = self.zero16.val();
-        self.kv_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.kv_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.kv_in.s0_tlast.next = self.rx_df.m_tlast.val();
-        self.kv_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_kv.val());
-        self.kv_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
-        self.kv_in.s0_tuser_src.next = self.zero16.val();
-        self.kv_in.s0_tuser_dst.next = self.zero16.val();
-        self.grad_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.grad_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.grad_in.s0_tlast.next = self.rx_df.m_tlast.val();
-        self.grad_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_grad.val());
-        self.grad_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
-        self.grad_in.s0_tuser_src.next = self.zero16.val();
-        self.grad_in.s0_tuser_dst.next = self.zero16.val();
-        self.mo_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.mo_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.mo_in.s0_tlast.next = self.rx_df.m_tlast.val();
-        self.mo_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_memops.val());
-        self.mo_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
-        self.mo_in.s0_tuser_src.next = self.zero16.val();
-        self.mo_in.s0_tuser_dst.next = self.zero16.val();
-        self.rx_ready.next = self.grad_in.s0_tready.val();
-        if self.rx_df.m_tdest.val() == self.d_memops.val() {
-            self.rx_ready.next = self.mo_in.s0_tready.val();
-        }
-        if self.rx_df.m_tdest.val() == self.zero2.val() {
-            self.rx_ready.next = self.c2h.s0_tready.val();
-        }
-        if self.rx_df.m_tdest.val() == self.d_kv.val() {
-            self.rx_ready.next = self.kv_in.s0_tready.val();
-        }
-        self.rx_df.m_tready.next = self.rx_ready.val();
-
-        // ---- Host to card: to the network, or to an engine without headers.
-        self.h2c_df.s_tdata.next = self.s_axis_qdma_h2c_tdata.val();
-        self.h2c_df.s_tkeep.next = self.s_axis_qdma_h2c_tkeep.val();
-        self.h2c_df.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
-        self.h2c_df.s_tvalid.next = self.s_axis_qdma_h2c_tvalid.val() & self.run.val();
-        self.h2c_df.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
-        self.h2c_df.card_mac.next = self.zero48.val();
-        self.h2c_df.card_ip.next = self.zero32.val();
-        self.h2c_df.enable.next = false;
-        self.s_axis_qdma_h2c_tready.next = self.h2c_df.s_tready.val() & self.run.val();
-        self.m_axis_adap_tx_250mhz_tdata.next = self.h2c_df.m_tdata.val();
-        self.m_axis_adap_tx_250mhz_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.m_axis_adap_tx_250mhz_tlast.next = self.h2c_df.m_tlast.val();
-        self.m_axis_adap_tx_250mhz_tvalid.next = self.h2c_df.m_tvalid.val()
-            & (self.h2c_df.m_tdest.val() == self.zero2.val())
-            & self.run.val();
-        self.m_axis_adap_tx_250mhz_tuser_size.next = self.h2c_df.m_tuser_size.val();
-        self.m_axis_adap_tx_250mhz_tuser_src.next = self.zero16.val();
-        self.m_axis_adap_tx_250mhz_tuser_dst.next = self.tx_dst.val();
-        self.kv_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.kv_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.kv_in.s1_tlast.next = self.h2c_df.m_tlast.val();
-        self.kv_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_kv.val());
-        self.kv_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
-        self.kv_in.s1_tuser_src.next = self.zero16.val();
-        self.kv_in.s1_tuser_dst.next = self.zero16.val();
-        self.grad_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.grad_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.grad_in.s1_tlast.next = self.h2c_df.m_tlast.val();
-        self.grad_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_grad.val());
-        self.grad_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
-        self.grad_in.s1_tuser_src.next = self.zero16.val();
-        self.grad_in.s1_tuser_dst.next = self.zero16.val();
-        self.mo_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.mo_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.mo_in.s1_tlast.next = self.h2c_df.m_tlast.val();
-        self.mo_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_memops.val());
-        self.mo_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
-        self.mo_in.s1_tuser_src.next = self.zero16.val();
-        self.mo_in.s1_tuser_dst.next = self.zero16.val();
-        self.h2c_ready.next = self.grad_in.s1_tready.val();
-        if self.h2c_df.m_tdest.val() == self.d_memops.val() {
-            self.h2c_ready.next = self.mo_in.s1_tready.val();
-        }
-        if self.h2c_df.m_tdest.val() == self.zero2.val() {
-            self.h2c_ready.next = self.m_axis_adap_tx_250mhz_tready.val() & self.run.val();
-        }
-        if self.h2c_df.m_tdest.val() == self.d_kv.val() {
-            self.h2c_ready.next = self.kv_in.s1_tready.val();
-        }
-        self.h2c_df.m_tready.next = self.h2c_ready.val();
-
-        // The engines' input merges have two sources each.
-        self.kv_in.s2_tdata.next = self.zero512.val();
-        self.kv_in.s2_tkeep.next = self.zero64.val();
-        self.kv_in.s2_tlast.next = false;
-        self.kv_in.s2_tvalid.next = false;
-        self.kv_in.s2_tuser_size.next = self.zero16.val();
-        self.kv_in.s2_tuser_src.next = self.zero16.val();
-        self.kv_in.s2_tuser_dst.next = self.zero16.val();
-        self.kv_in.s3_tdata.next = self.zero512.val();
-        self.kv_in.s3_tkeep.next = self.zero64.val();
-        self.kv_in.s3_tlast.next = false;
-        self.kv_in.s3_tvalid.next = false;
-        self.kv_in.s3_tuser_size.next = self.zero16.val();
-        self.kv_in.s3_tuser_src.next = self.zero16.val();
-        self.kv_in.s3_tuser_dst.next = self.zero16.val();
-        self.grad_in.s2_tdata.next = self.zero512.val();
-        self.grad_in.s2_tkeep.next = self.zero64.val();
-        self.grad_in.s2_tlast.next = false;
-        self.grad_in.s2_tvalid.next = false;
-        self.grad_in.s2_tuser_size.next = self.zero16.val();
-        self.grad_in.s2_tuser_src.next = self.zero16.val();
-        self.grad_in.s2_tuser_dst.next = self.zero16.val();
-        self.grad_in.s3_tdata.next = self.zero512.val();
-        self.grad_in.s3_tkeep.next = self.zero64.val();
-        self.grad_in.s3_tlast.next = false;
-        self.grad_in.s3_tvalid.next = false;
-        self.grad_in.s3_tuser_size.next = self.zero16.val();
-        self.grad_in.s3_tuser_src.next = self.zero16.val();
-        self.grad_in.s3_tuser_dst.next = self.zero16.val();
-        self.kv.s_tdata.next = self.kv_in.m_tdata.val();
-        self.kv.s_tlast.next = self.kv_in.m_tlast.val();
-        self.kv.s_tvalid.next = self.kv_in.m_tvalid.val();
-        self.kv.s_tuser_size.next = self.kv_in.m_tuser_size.val();
-        self.kv_in.m_tready.next = self.kv.s_tready.val();
-        self.grad.s_tdata.next = self.grad_in.m_tdata.val();
-        self.grad.s_tlast.next = self.grad_in.m_tlast.val();
-        self.grad.s_tvalid.next = self.grad_in.m_tvalid.val();
-        self.grad.s_tuser_size.next = self.grad_in.m_tuser_size.val();
-        self.grad_in.m_tready.next = self.grad.s_tready.val();
-
-        // ---- Card to host: network frames, records, acks, gradient packets.
-        self.w_kvkind.narrow.next = self.kv.m_tuser.val();
-        self.w_lanes.narrow.next = self.kv.m_tkeep.val();
-        self.c2h.s1_tdata.next = self.kv.m_tdata.val();
-        self.c2h.s1_tkeep.next = self.ones64.val();
-        self.c2h.s1_tlast.next = self.kv.m_tlast.val();
-        self.c2h.s1_tvalid.next = self.kv.m_tvalid.val();
-        self.c2h.s1_tuser_size.next = self.size_beat.val();
-        self.c2h.s1_tuser_src.next =
-            self.src_rec.val() | (self.w_kvkind.wide.val() << 8) | self.w_lanes.wide.val();
+        // ---- Egress. Host-bound acks and completions share one input of
+        // the card-to-host merge; the sideband carries their tuser_src.
+        self.w_tag_ack.narrow.next = self.fr_ack.m_tag.val();
+        self.w_tag_mo.narrow.next = self.fr_mo.m_tag.val();
+        self.aux.s0_tdata.next = self.fr_ack.m_tdata.val();
+        self.aux.s0_tkeep.next = self.fr_ack.m_tkeep.val();
+        self.aux.s0_tlast.next = self.fr_ack.m_tlast.val();
+        self.aux.s0_tvalid.next = self.fr_ack.m_tvalid.val() & self.fr_ack.m_host.val();
+        self.aux.s0_tuser_size.next = self.fr_ack.m_tuser_size.val();
+        self.aux.s0_tmeta.next = self.w_tag_ack.wide.val();
+        self.aux.s1_tdata.next = self.fr_mo.m_tdata.val();
+        self.aux.s1_tkeep.next = self.fr_mo.m_tkeep.val();
+        self.aux.s1_tlast.next = self.fr_mo.m_tlast.val();
+        self.aux.s1_tvalid.next = self.fr_mo.m_tvalid.val() & self.fr_mo.m_host.val();
+        self.aux.s1_tuser_size.next = self.fr_mo.m_tuser_size.val();
+        self.aux.s1_tmeta.next = self.w_tag_mo.wide.val();
+        self.c2h.s1_tdata.next = self.fr_rec.m_tdata.val();
+        self.c2h.s1_tkeep.next = self.fr_rec.m_tkeep.val();
+        self.c2h.s1_tlast.next = self.fr_rec.m_tlast.val();
+        self.c2h.s1_tvalid.next = self.fr_rec.m_tvalid.val();
+        self.c2h.s1_tuser_size.next = self.fr_rec.m_tuser_size.val();
+        self.c2h.s1_tuser_src.next = self.fr_rec.m_tag.val();
         self.c2h.s1_tuser_dst.next = self.zero16.val();
-        self.kv.m_tready.next = self.c2h.s1_tready.val();
-        self.w_ack.narrow.next = self.kv.a_tdata.val();
-        self.aux.s0_tdata.next = self.w_ack.wide.val();
-        self.aux.s0_tkeep.next = self.keep8.val();
-        self.aux.s0_tlast.next = true;
-        self.aux.s0_tvalid.next = self.kv.a_tvalid.val();
-        self.aux.s0_tuser_size.next = self.size_ack.val();
-        self.aux.s0_tuser_src.next = self.src_ack.val();
-        self.aux.s0_tuser_dst.next = self.zero16.val();
-        self.kv.a_tready.next = self.aux.s0_tready.val();
-        // Acks and MemOps completions share one input of the host merge.
+        self.fr_rec.m_tready.next = self.c2h.s1_tready.val();
         self.c2h.s2_tdata.next = self.aux.m_tdata.val();
         self.c2h.s2_tkeep.next = self.aux.m_tkeep.val();
         self.c2h.s2_tlast.next = self.aux.m_tlast.val();
         self.c2h.s2_tvalid.next = self.aux.m_tvalid.val();
         self.c2h.s2_tuser_size.next = self.aux.m_tuser_size.val();
-        self.c2h.s2_tuser_src.next = self.aux.m_tuser_src.val();
-        self.c2h.s2_tuser_dst.next = self.aux.m_tuser_dst.val();
+        self.c2h.s2_tuser_src.next = self.aux.m_tmeta.val().get_bits::<16>(0);
+        self.c2h.s2_tuser_dst.next = self.zero16.val();
         self.aux.m_tready.next = self.c2h.s2_tready.val();
-        self.w_gkind.narrow.next = self.grad.m_tuser.val();
-        self.c2h.s3_tdata.next = self.grad.m_tdata.val();
-        self.c2h.s3_tkeep.next = self.ones64.val();
-        self.c2h.s3_tlast.next = self.grad.m_tlast.val();
-        self.c2h.s3_tvalid.next = self.grad.m_tvalid.val();
-        self.c2h.s3_tuser_size.next = self.size_grad.val();
-        self.c2h.s3_tuser_src.next = self.src_grad.val() | (self.w_gkind.wide.val() << 8);
+        self.c2h.s3_tdata.next = self.fr_grad.m_tdata.val();
+        self.c2h.s3_tkeep.next = self.fr_grad.m_tkeep.val();
+        self.c2h.s3_tlast.next = self.fr_grad.m_tlast.val();
+        self.c2h.s3_tvalid.next = self.fr_grad.m_tvalid.val() & self.fr_grad.m_host.val();
+        self.c2h.s3_tuser_size.next = self.fr_grad.m_tuser_size.val();
+        self.c2h.s3_tuser_src.next = self.fr_grad.m_tag.val();
         self.c2h.s3_tuser_dst.next = self.zero16.val();
-        self.grad.m_tready.next = self.c2h.s3_tready.val();
+        self.tx.s1_tdata.next = self.fr_ack.m_tdata.val();
+        self.tx.s1_tkeep.next = self.fr_ack.m_tkeep.val();
+        self.tx.s1_tlast.next = self.fr_ack.m_tlast.val();
+        self.tx.s1_tvalid.next = self.fr_ack.m_tvalid.val() & !self.fr_ack.m_host.val();
+        self.tx.s1_tuser_size.next = self.fr_ack.m_tuser_size.val();
+        self.tx.s1_tuser_src.next = self.fr_ack.m_tag.val();
+        self.tx.s1_tuser_dst.next = self.tx_dst.val();
+        self.tx.s2_tdata.next = self.fr_grad.m_tdata.val();
+        self.tx.s2_tkeep.next = self.fr_grad.m_tkeep.val();
+        self.tx.s2_tlast.next = self.fr_grad.m_tlast.val();
+        self.tx.s2_tvalid.next = self.fr_grad.m_tvalid.val() & !self.fr_grad.m_host.val();
+        self.tx.s2_tuser_size.next = self.fr_grad.m_tuser_size.val();
+        self.tx.s2_tuser_src.next = self.fr_grad.m_tag.val();
+        self.tx.s2_tuser_dst.next = self.tx_dst.val();
+        self.tx.s3_tdata.next = self.fr_mo.m_tdata.val();
+        self.tx.s3_tkeep.next = self.fr_mo.m_tkeep.val();
+        self.tx.s3_tlast.next = self.fr_mo.m_tlast.val();
+        self.tx.s3_tvalid.next = self.fr_mo.m_tvalid.val() & !self.fr_mo.m_host.val();
+        self.tx.s3_tuser_size.next = self.fr_mo.m_tuser_size.val();
+        self.tx.s3_tuser_src.next = self.fr_mo.m_tag.val();
+        self.tx.s3_tuser_dst.next = self.tx_dst.val();
+        // A framer waits for the port its frame goes to.
+        self.fr_ack.m_tready.next = self.tx.s1_tready.val();
+        if self.fr_ack.m_host.val() {
+            self.fr_ack.m_tready.next = self.aux.s0_tready.val();
+        }
+        self.fr_mo.m_tready.next = self.tx.s3_tready.val();
+        if self.fr_mo.m_host.val() {
+            self.fr_mo.m_tready.next = self.aux.s1_tready.val();
+        }
+        self.fr_grad.m_tready.next = self.tx.s2_tready.val();
+        if self.fr_grad.m_host.val() {
+            self.fr_grad.m_tready.next = self.c2h.s3_tready.val();
+        }
         self.m_axis_qdma_c2h_tdata.next = self.c2h.m_tdata.val();
         self.m_axis_qdma_c2h_tkeep.next = self.c2h.m_tkeep.val();
         self.m_axis_qdma_c2h_tlast.next = self.c2h.m_tlast.val();
@@ -759,5 +906,42 @@ impl Logic for WeftTop {
         self.m_axis_qdma_c2h_tuser_src.next = self.c2h.m_tuser_src.val();
         self.m_axis_qdma_c2h_tuser_dst.next = self.c2h.m_tuser_dst.val();
         self.c2h.m_tready.next = self.m_axis_qdma_c2h_tready.val() & self.run.val();
+        self.m_axis_adap_tx_250mhz_tdata.next = self.tx.m_tdata.val();
+        self.m_axis_adap_tx_250mhz_tkeep.next = self.tx.m_tkeep.val();
+        self.m_axis_adap_tx_250mhz_tlast.next = self.tx.m_tlast.val();
+        self.m_axis_adap_tx_250mhz_tvalid.next = self.tx.m_tvalid.val() & self.run.val();
+        self.m_axis_adap_tx_250mhz_tuser_size.next = self.tx.m_tuser_size.val();
+        self.m_axis_adap_tx_250mhz_tuser_src.next = self.tx.m_tuser_src.val();
+        self.m_axis_adap_tx_250mhz_tuser_dst.next = self.tx.m_tuser_dst.val();
+        self.tx.m_tready.next = self.m_axis_adap_tx_250mhz_tready.val() & self.run.val();
+
+        // ---- Frame counters (`net::COUNTER_NAMES` order).
+        self.ev[0].next = self.rx_fc.ev_frame.val();
+        self.ev[1].next = self.rx_fc.ev_bad.val();
+        self.ev[2].next = self.rx_df.ev_engine.val();
+        self.ev[3].next = self.rx_df.ev_pass.val();
+        self.ev[4].next = self.rx_df.ev_malformed.val();
+        self.ev[5].next = self.h2c_fc.ev_frame.val();
+        self.ev[6].next = self.h2c_fc.ev_bad.val();
+        self.ev[7].next = self.h2c_df.ev_engine.val();
+        self.ev[8].next = self.h2c_df.ev_pass.val();
+        self.ev[9].next = self.h2c_df.ev_malformed.val();
+        self.ev[10].next =
+            self.m_axis_qdma_c2h_tvalid.val() & self.c2h.m_tready.val() & self.c2h.m_tlast.val();
+        self.ev[11].next = self.m_axis_adap_tx_250mhz_tvalid.val()
+            & self.tx.m_tready.val()
+            & self.tx.m_tlast.val();
+        self.ev[12].next = self.fr_ack.h_valid.val() & self.fr_ack.h_ready.val();
+        self.ev[13].next = self.rec.ev_frame.val();
+        self.ev[14].next = self.fan.ev_copy.val();
+        self.ev[15].next = self.fan.ev_skip.val();
+        self.ev[16].next = self.fr_mo.h_valid.val() & self.fr_mo.h_ready.val();
+        self.inc.next = self.zero_inc.val();
+        for k in 0..COUNTERS {
+            if self.ev[k].val() {
+                self.inc.next = self.inc.val() | self.one_hot[k].val();
+            }
+        }
+        self.net.inc.next = self.inc.val();
     }
 }

@@ -24,7 +24,7 @@ fn witnesses() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
         let o = EngineOptions::default();
-        let make = weft_hdl::net_regs::connected;
+        let make = NetRegs::connected;
         let vl = verilator_usable()
             .then(|| Prepared::new(Engine::Verilator, "weft_net_regs", make, false, &o).unwrap());
         if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
@@ -217,7 +217,7 @@ fn the_block_lints_clean() {
     let dir = tempfile::tempdir().unwrap();
     let waivers = dir.path().join("waivers.vlt");
     std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
-    let v = weft_hdl::emit::verilog_of(&weft_hdl::net_regs::connected(), "weft_net_regs");
+    let v = weft_hdl::emit::verilog_of(&NetRegs::connected(), "weft_net_regs");
     let rep = weft_sim::verilator::lint(&v, "weft_net_regs", Some(&waivers)).unwrap();
     assert!(rep.clean, "{:#?}", rep.warnings);
 }

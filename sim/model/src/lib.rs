@@ -29,6 +29,7 @@ pub mod ports;
 pub mod rec_pack;
 pub mod steer;
 pub mod top;
+pub mod top_model;
 pub mod wire;
 
 pub use clocks::Schedule;
