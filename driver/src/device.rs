@@ -7,14 +7,15 @@ use std::time::Duration;
 ///
 /// Register offsets are byte offsets in weft's register map
 /// (`weft_regs::MAP`); reach registers through [`crate::RegisterAccess`]
-/// rather than raw offsets. [`crate::vfio::VfioDevice`] maps them at offset
-/// 0 of the function's BAR 0; on a card running the OpenNIC shell the map is
-/// at BAR2 + 0x100000 instead (`weft_regs::opennic`; BAR0 is the QDMA IP's),
-/// which `VfioDevice` does not map yet.
+/// rather than raw offsets. [`crate::vfio::VfioDevice`] serves them from a
+/// register window ([`crate::vfio::Window`]): on a card running the OpenNIC
+/// shell, BAR2 + 0x100000 (`weft_regs::opennic`; BAR0 is the QDMA IP's).
 pub trait Device: Send + Sync {
     /// A short name for messages, e.g. `sim:verilator` or `vfio:0000:3b:00.0`.
     fn name(&self) -> String;
-    /// Bytes of the register window (for `VfioDevice`, BAR 0's length).
+    /// Bytes of the register window: addresses `0..bar_len()` reach the
+    /// device (for `VfioDevice`, its [`crate::vfio::Window`]'s length, not
+    /// the whole BAR's).
     fn bar_len(&self) -> u64;
     /// Read the 32-bit register at byte offset `addr` of the register map.
     fn read32(&self, addr: u32) -> Result<u32>;

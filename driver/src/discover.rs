@@ -83,9 +83,9 @@ pub fn identify<D: Device + ?Sized>(dev: &D) -> Result<CardInfo> {
     }
     let map_span = dev.read_reg(&id::MAP_SPAN)?;
     if dev.bar_len() < map_span as u64 {
-        return Err(Error::BarTooSmall {
+        return Err(Error::WindowTooSmall {
             device: name,
-            bar: dev.bar_len(),
+            window: dev.bar_len(),
             map: map_span as u64,
         });
     }

@@ -1,5 +1,6 @@
 //! The driver's error type.
 
+use crate::vfio::window::{bytes, Window};
 use thiserror::Error;
 
 /// Result alias of the driver.
@@ -9,13 +10,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, Error)]
 pub enum Error {
     /// The register bus answered an access with an error response.
-    #[error("{device}: {op} at BAR0+{addr:#06x} answered {resp}")]
+    #[error("{device}: {op} at map address {addr:#06x} answered {resp}")]
     Bus {
         /// Which device.
         device: String,
         /// "read" or "write".
         op: &'static str,
-        /// Byte address.
+        /// Byte address in the register map.
         addr: u32,
         /// The response, e.g. "SLVERR" or "DECERR".
         resp: &'static str,
@@ -29,15 +30,60 @@ pub enum Error {
         /// Register name.
         reg: &'static str,
     },
-    /// An offset past the end of the BAR.
-    #[error("{device}: offset {addr:#x} is outside BAR0 ({len:#x} bytes)")]
+    /// An address past the end of a device's register window, or not
+    /// 4-byte aligned (the simulated card's refusal; a VFIO device says
+    /// which BAR with [`Error::OutsideWindow`] and [`Error::Unaligned`]).
+    #[error("{device}: map address {addr:#x} is outside the register window ({len:#x} bytes) or not 4-byte aligned")]
     OutOfRange {
         /// Which device.
         device: String,
-        /// Byte address.
+        /// Byte address in the register map.
         addr: u64,
-        /// BAR length.
+        /// Window length.
         len: u64,
+    },
+    /// A register access past the end of a VFIO device's register window
+    /// (or of the BAR), refused before it reaches the device.
+    #[error("{device}: BAR{bar}+{base:#x}+{addr:#x} is outside the register window ({} at BAR{bar}+{base:#x} of a {} BAR)", bytes(*.window), bytes(*.bar_len))]
+    OutsideWindow {
+        /// Which device.
+        device: String,
+        /// The BAR.
+        bar: u8,
+        /// Byte offset of the window in the BAR.
+        base: u64,
+        /// Byte address asked for, from the window's start.
+        addr: u64,
+        /// Window length.
+        window: u64,
+        /// BAR length.
+        bar_len: u64,
+    },
+    /// A register access (or a window) that is not on a 32-bit boundary,
+    /// refused before it reaches the device.
+    #[error(
+        "{device}: BAR{bar}+{base:#x}+{addr:#x} is not 4-byte aligned (registers are 32-bit words)"
+    )]
+    Unaligned {
+        /// Which device.
+        device: String,
+        /// The BAR.
+        bar: u8,
+        /// Byte offset of the window in the BAR.
+        base: u64,
+        /// Byte address asked for, from the window's start.
+        addr: u64,
+    },
+    /// The register window asked for is not on the function: its BAR is
+    /// not implemented or too small. Refused at open.
+    #[error("{device}: no register window {window}: {}", no_window(.window, *.bar_len))]
+    NoWindow {
+        /// Which device.
+        device: String,
+        /// The window asked for.
+        window: Window,
+        /// The BAR's length, when the function implements it.
+        bar_len: Option<u64>,
     },
     /// The ID block is not a weft card's.
     #[error("{device}: not a weft card: ID.MAGIC reads {found:#010x}, expected {expected:#010x}")]
@@ -73,13 +119,13 @@ pub enum Error {
         /// What was wrong.
         why: String,
     },
-    /// The BAR is smaller than the register map.
-    #[error("{device}: BAR0 is {bar:#x} bytes but the register map needs {map:#x}")]
-    BarTooSmall {
+    /// The register window is smaller than the map the ID block declares.
+    #[error("{device}: the register window is {window:#x} bytes but the register map needs {map:#x} (ID.MAP_SPAN)")]
+    WindowTooSmall {
         /// Which device.
         device: String,
-        /// BAR length.
-        bar: u64,
+        /// Window length ([`crate::Device::bar_len`]).
+        window: u64,
         /// Map span.
         map: u64,
     },
@@ -147,4 +193,17 @@ pub enum Error {
         /// What went wrong.
         why: String,
     },
+}
+
+/// Why a window is not on the function, for [`Error::NoWindow`].
+fn no_window(w: &Window, bar_len: Option<u64>) -> String {
+    let why = match bar_len {
+        None => format!("BAR{} is not implemented", w.bar),
+        Some(l) => format!("BAR{} is {}, too small for it", w.bar, bytes(l)),
+    };
+    if *w == Window::OPENNIC {
+        format!("{why} (a weft card under AMD's OpenNIC shell has its register map there, weft_regs::opennic; BAR0 is the QDMA IP's)")
+    } else {
+        why
+    }
 }

@@ -71,10 +71,18 @@ fn identifies_a_good_card() {
             Some("memops"),
             Some("queue"),
             Some("grad"),
-            Some("avm")
+            Some("avm"),
+            Some("net")
         ]
     );
-    assert_eq!(info.map_version_string(), "1.2");
+    assert_eq!(
+        info.map_version_string(),
+        format!(
+            "{}.{}",
+            weft_regs::MAP_VERSION_MAJOR,
+            weft_regs::MAP_VERSION_MINOR
+        )
+    );
 }
 
 #[test]
@@ -97,7 +105,7 @@ fn refuses_unknown_map_version() {
 }
 
 #[test]
-fn refuses_chain_loops_and_small_bars() {
+fn refuses_chain_loops_and_small_windows() {
     let card = FakeCard::new();
     card.poke(ctrl::BLK_NEXT.addr, 0);
     assert!(identify(&card).is_ok());
@@ -108,7 +116,10 @@ fn refuses_chain_loops_and_small_bars() {
         bar: 0x1000,
         ..FakeCard::new()
     };
-    assert!(matches!(identify(&small), Err(Error::BarTooSmall { .. })));
+    assert!(matches!(
+        identify(&small),
+        Err(Error::WindowTooSmall { .. })
+    ));
 }
 
 #[test]

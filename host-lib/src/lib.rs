@@ -9,8 +9,9 @@
 //! ```
 //!
 //! A real card is a PCI function bound to vfio-pci (`weft bind`), opened
-//! through weft-driver's `VfioDevice` and refused unless it is a weft card
-//! speaking this register map; [`probe`] says what a function is and why it
+//! through weft-driver's `VfioDevice` at the register window the OpenNIC
+//! shell gives weft's map (BAR2 + 0x100000; BAR0 is the QDMA IP's) and
+//! refused unless it is a weft card speaking this register map; [`probe`] says what a function is and why it
 //! is or is not usable. [`queue::Queues`] moves messages between host and
 //! card over a backend trait: weft's ring protocol today (served by the
 //! simulated card's modelled queue engine); AMD QDMA is not implemented.

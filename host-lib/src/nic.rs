@@ -31,6 +31,8 @@ impl Nic {
         let dev: Arc<dyn Device> = match &spec {
             DeviceSpec::Sim(engine) => open_sim(*engine, opts)?.into(),
             DeviceSpec::Vfio(bdf) => {
+                // At weft's window on an OpenNIC card, BAR2 + 0x100000
+                // (`Window::OPENNIC`); a function without it is refused.
                 let dev = weft_driver::vfio::VfioDevice::open(bdf)?;
                 // Refuse anything that is not a weft card speaking our map
                 // before it is handed out (the error says what was found).

@@ -1,5 +1,6 @@
 //! The seam between the VFIO driver's logic and the kernel: container and
-//! device ioctls, BAR mmap, IOMMU map/unmap, interrupt eventfds, reset.
+//! device ioctls, BAR mmap and reads, IOMMU map/unmap, interrupt eventfds,
+//! reset.
 //!
 //! [`Backend`] opens a container; [`Iommu`] and [`Function`] are what the
 //! driver does with it. [`PciDriverBackend`] implements them on the
@@ -81,6 +82,9 @@ pub trait Function: Send + Sync {
     fn bar_len(&self, index: usize) -> Option<u64>;
     /// Map BAR `index` read-write.
     fn map_bar(&self, index: usize) -> io::Result<Mmio>;
+    /// Read the 32-bit word at byte `offset` of BAR `index` through the
+    /// device file (a `pread` of the BAR's VFIO region; no mapping).
+    fn bar_read32(&self, index: usize, offset: u64) -> io::Result<u32>;
     /// Vectors the function offers for `kind` (0 when it has none).
     fn irq_max(&self, kind: IrqKind) -> usize;
     /// Route vectors `0..fds.len()` of `kind` to the eventfds.
@@ -172,6 +176,15 @@ mod real {
                 len: m.len(),
                 _keep: Box::new(m),
             })
+        }
+        fn bar_read32(&self, index: usize, offset: u64) -> io::Result<u32> {
+            let bar = self.0.bar(index).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("BAR {index} is not implemented"),
+                )
+            })?;
+            bar.read_le_u32(offset)
         }
         fn irq_max(&self, kind: IrqKind) -> usize {
             let i = self.0.interrupts();

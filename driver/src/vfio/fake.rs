@@ -1,5 +1,6 @@
-//! An in-memory double of the VFIO backend: BAR 0 is plain memory, the
-//! IOMMU a table of mappings, interrupts the eventfds the driver hands over
+//! An in-memory double of the VFIO backend: BARs are plain memory (the
+//! mapping and `bar_read32` see the same words, as on a device), the IOMMU
+//! a table of mappings, interrupts the eventfds the driver hands over
 //! (tests signal them as the kernel would).
 
 use super::backend::{Backend, Function, Iommu, IrqKind, Mmio, Opened};
@@ -8,7 +9,17 @@ use std::io;
 use std::ops::Range;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// One BAR's memory: 32-bit words, shared by the mapping and the reads.
+pub struct BarMem(Box<[AtomicU32]>);
+
+impl BarMem {
+    fn len(&self) -> u64 {
+        4 * self.0.len() as u64
+    }
+}
 
 /// What the double records and how it is set up.
 #[derive(Default)]
@@ -27,30 +38,47 @@ pub struct State {
     pub opened: Vec<PathBuf>,
     /// Make the next unmap fail.
     pub fail_unmap: bool,
+    /// BARs mapped, by index.
+    pub mapped: Vec<usize>,
 }
 
 /// The double.
 #[derive(Clone)]
 pub struct FakeBackend {
     pub state: Arc<Mutex<State>>,
-    /// BAR 0's initial contents (its length is 4 times this).
-    pub bar: Vec<u32>,
+    /// The BARs by index (`None`: not implemented).
+    pub bars: [Option<Arc<BarMem>>; 6],
     pub msix: usize,
     pub msi: usize,
     pub ranges: Vec<Range<u64>>,
 }
 
 impl FakeBackend {
-    pub fn new(bar: Vec<u32>) -> Self {
+    /// A function with no BARs yet (add them with [`FakeBackend::bar`]).
+    pub fn new() -> Self {
         Self {
             state: Arc::default(),
-            bar,
+            bars: Default::default(),
             msix: 4,
             msi: 1,
             // As VFIO reports on x86: everything below the MSI window and
             // above it, in a 39-bit space.
             ranges: vec![0x1000..0xfee0_0000, 0xfef0_0000..1 << 39],
         }
+    }
+
+    /// Give the function BAR `index` holding `words` (its length is 4
+    /// times their number).
+    pub fn bar(mut self, index: usize, words: Vec<u32>) -> Self {
+        let mem = words.into_iter().map(AtomicU32::new).collect();
+        self.bars[index] = Some(Arc::new(BarMem(mem)));
+        self
+    }
+
+    /// The word at byte `offset` of BAR `index`, as the device holds it now.
+    pub fn peek(&self, index: usize, offset: u64) -> u32 {
+        let b = self.bars[index].as_ref().expect("no such BAR");
+        b.0[(offset / 4) as usize].load(Ordering::SeqCst)
     }
 
     /// Signal vector `i` as the kernel would on an interrupt.
@@ -119,18 +147,38 @@ impl Function for FakeFn {
         Ok(())
     }
     fn bar_len(&self, index: usize) -> Option<u64> {
-        (index == 0).then_some(4 * self.b.bar.len() as u64)
+        Some(self.b.bars.get(index)?.as_ref()?.len())
     }
     fn map_bar(&self, index: usize) -> io::Result<Mmio> {
-        assert!(self.primary && index == 0);
-        let mut mem = self.b.bar.clone().into_boxed_slice();
-        let ptr = mem.as_mut_ptr().cast::<u8>();
-        let len = 4 * mem.len();
+        assert!(self.primary, "only the asked-for function's BAR is mapped");
+        let mem = self
+            .b
+            .bars
+            .get(index)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        self.b.state.lock().unwrap().mapped.push(index);
+        // The driver's volatile accesses go straight to the atomics'
+        // memory (`AtomicU32` has `u32`'s layout); the tests are the only
+        // other party and never access concurrently.
         Ok(Mmio {
-            ptr,
-            len,
-            _keep: Box::new(Mutex::new(mem)),
+            ptr: mem.0.as_ptr().cast_mut().cast::<u8>(),
+            len: mem.len() as usize,
+            _keep: Box::new(mem),
         })
+    }
+    fn bar_read32(&self, index: usize, offset: u64) -> io::Result<u32> {
+        let mem = self
+            .b
+            .bars
+            .get(index)
+            .and_then(|b| b.as_ref())
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        if !offset.is_multiple_of(4) || offset + 4 > mem.len() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        Ok(mem.0[(offset / 4) as usize].load(Ordering::SeqCst))
     }
     fn irq_max(&self, kind: IrqKind) -> usize {
         match kind {

@@ -8,15 +8,21 @@
 //! 2. One VFIO container with the group, and every vfio-pci function of
 //!    the group opened in it (an Alveo card's functions usually share a
 //!    group; they share one IOMMU context).
-//! 3. Memory space and bus mastering on (PCI command register bits 1 and 2:
+//! 3. The register window ([`Window`], [`VfioOptions::window`]) checked
+//!    against the function's BARs: its BAR must be implemented and hold
+//!    it, else the open is refused before the driver touches the function
+//!    (command register, mappings, interrupts).
+//!    The default is where a weft card keeps its map under the OpenNIC
+//!    shell, BAR2 + 0x100000 ([`Window::OPENNIC`], `weft_regs::opennic`;
+//!    BAR0 is the QDMA IP's).
+//! 4. Memory space and bus mastering on (PCI command register bits 1 and 2:
 //!    without bus mastering the device can neither DMA nor send MSI).
-//! 4. BAR 0 mapped; registers are read and written with volatile 32-bit
-//!    accesses at offsets from its start. (On a card running the OpenNIC
-//!    shell, BAR0 is the QDMA IP's and weft's map is at BAR2 + 0x100000,
-//!    `weft_regs::opennic`: not mapped here yet.)
-//! 5. MSI-X vectors (else MSI) routed to eventfds: [`Device::wait_irq`]
+//! 5. The window's BAR mapped; the map's address `addr` is read and
+//!    written with a volatile 32-bit access at BAR byte `offset + addr`,
+//!    after checking it is 4-byte aligned and inside the window.
+//! 6. MSI-X vectors (else MSI) routed to eventfds: [`Device::wait_irq`]
 //!    waits synchronously, [`VfioDevice::irq_waiter`] asynchronously.
-//! 6. DMA memory: pages mapped into the IOMMU at IOVAs from
+//! 7. DMA memory: pages mapped into the IOMMU at IOVAs from
 //!    [`crate::iova::IovaAllocator`] over the ranges VFIO reports, clipped
 //!    to the device's DMA reach. An IOVA is never the buffer's virtual
 //!    address.
@@ -26,9 +32,10 @@
 //! container closes with the last of them.
 //!
 //! `VfioDevice::open` does not identify the card, so it can drive any PCI
-//! function (the QEMU tests drive `edu` and `e1000e`); the host library's
-//! `Nic::open("vfio:…")` runs [`crate::identify`] right after, which
-//! refuses a function that is not a weft card.
+//! function given its window (the QEMU tests drive `edu` and `e1000e` with
+//! [`Window::whole_bar`]`(0)`); the host library's `Nic::open("vfio:…")`
+//! opens with the default window and runs [`crate::identify`] right after,
+//! which refuses a function that is not a weft card.
 
 pub mod backend;
 #[cfg(test)]
@@ -36,6 +43,7 @@ mod fake;
 pub mod irq;
 pub mod mem;
 pub mod sysfs;
+pub mod window;
 
 use crate::iova::IovaAllocator;
 use crate::{Device, DmaBuffer, Error, Result};
@@ -46,6 +54,7 @@ use std::sync::atomic::{fence, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sysfs::Sysfs;
+pub use window::Window;
 
 /// PCI command register (PCI Local Bus 3.0, 6.2.2).
 const PCI_COMMAND: u16 = 0x04;
@@ -56,6 +65,9 @@ const CMD_MASTER: u16 = 1 << 2;
 /// How to open a function.
 #[derive(Clone, Debug)]
 pub struct VfioOptions {
+    /// Where the register map is: [`Window::OPENNIC`] (a weft card) unless
+    /// the device keeps its registers elsewhere.
+    pub window: Window,
     /// The device's DMA reach: IOVAs are allocated below this address.
     /// Real weft cards address 64 bits; QEMU's `edu` only 28.
     pub dma_limit: u64,
@@ -66,6 +78,7 @@ pub struct VfioOptions {
 impl Default for VfioOptions {
     fn default() -> Self {
         Self {
+            window: Window::OPENNIC,
             dma_limit: u64::MAX,
             max_vectors: 64,
         }
@@ -182,7 +195,8 @@ impl Drop for VfioDma {
     }
 }
 
-/// A PCI function opened through VFIO, implementing [`Device`] on BAR 0.
+/// A PCI function opened through VFIO, implementing [`Device`] on its
+/// register [`Window`].
 pub struct VfioDevice {
     name: String,
     bdf: String,
@@ -190,8 +204,13 @@ pub struct VfioDevice {
     group_functions: Vec<String>,
     irq_kind: Option<IrqKind>,
     vectors: Vectors,
+    /// The window, its length resolved (`len` is `Some`).
+    window: Window,
+    /// `window.len`, unwrapped.
+    window_len: u64,
     // Field order is drop order: the BAR mapping goes before the device
     // files it was mapped from.
+    /// The window's BAR, mapped whole.
     bar: Mmio,
     functions: Vec<Box<dyn Function>>,
     dma: Arc<DmaSpace>,
@@ -242,19 +261,48 @@ impl VfioDevice {
             source: e,
         };
         let primary = &opened.functions[0];
+        // The window first: a refusal leaves the command register, BARs and
+        // interrupts as they were.
+        let w = opts.window;
+        if !w.offset.is_multiple_of(4) {
+            return Err(Error::Unaligned {
+                device: name,
+                bar: w.bar,
+                base: w.offset,
+                addr: 0,
+            });
+        }
+        let bar_len = primary.bar_len(w.bar as usize);
+        let no_window = |bar_len| Error::NoWindow {
+            device: name.clone(),
+            window: w,
+            bar_len,
+        };
+        let window_len = bar_len
+            .and_then(|l| w.len_in(l))
+            .ok_or_else(|| no_window(bar_len))?;
         let cmd = primary
             .config_read16(PCI_COMMAND)
             .map_err(|e| os("reading the PCI command register", e))?;
         primary
             .config_write16(PCI_COMMAND, cmd | CMD_MEMORY | CMD_MASTER)
             .map_err(|e| os("enabling memory space and bus mastering", e))?;
-        if primary.bar_len(0).is_none() {
-            return Err(Error::Unusable {
-                device: name,
-                why: "BAR 0 is not implemented".into(),
-            });
+        let bar = primary.map_bar(w.bar as usize).map_err(|e| {
+            os(
+                &format!("mapping BAR {} (for the register window {w})", w.bar),
+                e,
+            )
+        })?;
+        // The mapping is what accesses go through: it must hold the window
+        // too (it is the whole BAR, so it does unless the kernel disagrees
+        // with itself).
+        if w.len_in(bar.len as u64).is_none_or(|l| l < window_len) {
+            return Err(no_window(Some(bar.len as u64)));
         }
-        let bar = primary.map_bar(0).map_err(|e| os("mapping BAR 0", e))?;
+        let window = Window {
+            len: Some(window_len),
+            ..w
+        };
         let (irq_kind, n) = [IrqKind::MsiX, IrqKind::Msi]
             .into_iter()
             .map(|k| (k, primary.irq_max(k).min(opts.max_vectors)))
@@ -294,6 +342,8 @@ impl VfioDevice {
             group_functions: members,
             irq_kind,
             vectors,
+            window,
+            window_len,
             bar,
             functions: opened.functions,
             dma: Arc::new(DmaSpace {
@@ -308,6 +358,41 @@ impl VfioDevice {
     /// The PCI address.
     pub fn bdf(&self) -> &str {
         &self.bdf
+    }
+
+    /// The register window [`Device`] accesses go to, its length resolved
+    /// (`len` is `Some`).
+    pub fn window(&self) -> Window {
+        self.window
+    }
+
+    /// Bytes of the BAR the window is in.
+    pub fn window_bar_len(&self) -> u64 {
+        self.bar.len as u64
+    }
+
+    /// Read the 32-bit word at byte `offset` of BAR `bar`, inside the window
+    /// or not, through the VFIO device file (no mapping). For looking at a
+    /// function before trusting it (`weft probe` checks whether BAR0 is the
+    /// QDMA IP's). There is no writing counterpart; the read reaches the
+    /// device, so read only what is known to have no side effects.
+    pub fn read_bar32(&self, bar: u8, offset: u64) -> Result<u32> {
+        let whole = Window::whole_bar(bar);
+        let Some(len) = self.functions[0].bar_len(bar as usize) else {
+            return Err(Error::NoWindow {
+                device: self.name.clone(),
+                window: whole,
+                bar_len: None,
+            });
+        };
+        self.check_access(whole, len, len, offset)?;
+        self.functions[0]
+            .bar_read32(bar as usize, offset)
+            .map_err(|e| Error::Os {
+                device: self.name.clone(),
+                what: format!("reading BAR{bar}+{offset:#x}"),
+                source: e,
+            })
     }
 
     /// The IOMMU group.
@@ -423,17 +508,43 @@ impl VfioDevice {
         }
     }
 
-    fn reg_ptr(&self, addr: u32) -> Result<*mut u32> {
-        if addr as u64 + 4 > self.bar.len as u64 || !addr.is_multiple_of(4) {
-            return Err(Error::OutOfRange {
+    /// Refuse `addr` (from the start of window `w`, `len` bytes, in a BAR
+    /// of `bar_len`) unless it is 4-byte aligned and `addr + 4 <= len`.
+    fn check_access(&self, w: Window, len: u64, bar_len: u64, addr: u64) -> Result<()> {
+        if !addr.is_multiple_of(4) {
+            return Err(Error::Unaligned {
                 device: self.name.clone(),
-                addr: addr as u64,
-                len: self.bar.len as u64,
+                bar: w.bar,
+                base: w.offset,
+                addr,
             });
         }
-        // SAFETY: addr + 4 <= the mapping's length (checked above), and
-        // the mapping is page-aligned, so the pointer is 4-byte aligned.
-        Ok(unsafe { self.bar.ptr.add(addr as usize) }.cast())
+        if addr.checked_add(4).is_none_or(|end| end > len) {
+            return Err(Error::OutsideWindow {
+                device: self.name.clone(),
+                bar: w.bar,
+                base: w.offset,
+                addr,
+                window: len,
+                bar_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// The mapped register at map address `addr`: BAR byte
+    /// `window.offset + addr`.
+    fn reg_ptr(&self, addr: u32) -> Result<*mut u32> {
+        let (w, len) = (self.window, self.window_len);
+        self.check_access(w, len, self.bar.len as u64, addr as u64)?;
+        let at = w.offset + addr as u64;
+        // SAFETY: at + 4 = offset + addr + 4 <= offset + window_len <= the
+        // mapping's length (addr checked just above; the window checked
+        // against the mapping at open), so the pointer stays inside the
+        // mapping. The mapping is page-aligned and offset and addr are
+        // multiples of 4 (offset checked at open, addr above), so it is
+        // 4-byte aligned.
+        Ok(unsafe { self.bar.ptr.add(at as usize) }.cast())
     }
 }
 
@@ -443,14 +554,14 @@ impl Device for VfioDevice {
     }
 
     fn bar_len(&self) -> u64 {
-        self.bar.len as u64
+        self.window_len
     }
 
     fn read32(&self, addr: u32) -> Result<u32> {
         let p = self.reg_ptr(addr)?;
         fence(Ordering::SeqCst);
-        // SAFETY: `p` points at 4 aligned bytes inside the mapped BAR
-        // (`reg_ptr`), alive while `self` is; volatile because a register
+        // SAFETY: `p` points at 4 aligned bytes inside the mapped BAR's
+        // window (`reg_ptr`), alive while `self` is; volatile because a register
         // read has side effects and must not be merged or elided.
         let v = unsafe { p.read_volatile() };
         fence(Ordering::SeqCst);

@@ -65,8 +65,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: BenchCmd,
     },
-    /// Describe a PCI function (vfio:DDDD:BB:DD.F): ID block, BARs, IOMMU
-    /// group, MSI-X vectors, and whether weft can drive it, or why not.
+    /// Describe a PCI function (vfio:DDDD:BB:DD.F): BARs, IOMMU group,
+    /// MSI-X vectors, the ID block at weft's register window (BAR2 +
+    /// 0x100000 under the OpenNIC shell), and whether weft can drive it, or
+    /// why not.
     Probe(ProbeArgs),
     /// Bind a PCI function to vfio-pci through sysfs driver_override, after
     /// showing what will happen and asking (as root).
