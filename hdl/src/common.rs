@@ -317,7 +317,10 @@ impl<const N: usize> Logic for Bswap<N> {
     }
 
     fn hdl(&self) -> Verilog {
-        assert!(N % 8 == 0 && N >= 16, "Bswap<{N}> swaps whole bytes");
+        assert!(
+            N.is_multiple_of(8) && N >= 16,
+            "Bswap<{N}> swaps whole bytes"
+        );
         let parts: Vec<String> = (0..N / 8)
             .map(|i| format!("din[{}:{}]", 8 * i + 7, 8 * i))
             .collect();

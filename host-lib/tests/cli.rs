@@ -93,7 +93,7 @@ fn lint_and_verify() {
     let (ok, out, err) = weft(&["verify", "--transactions", "300", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["status"]["map_version"], "1.2");
+    assert_eq!(v["status"]["map_version"], "1.3");
     let v = &v["self_check"];
     assert_eq!(v["witnesses"].as_array().unwrap().len(), 3);
     let hashes: Vec<_> = v["witnesses"]

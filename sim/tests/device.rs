@@ -27,7 +27,7 @@ fn identify_walks_the_chain() {
         let names: Vec<_> = info.blocks.iter().map(|b| b.name.unwrap()).collect();
         assert_eq!(
             names,
-            ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"],
+            ["id", "ctrl", "kv", "memops", "queue", "grad", "avm", "net"],
             "{}",
             dev.name()
         );

@@ -189,7 +189,7 @@ fn the_simulated_card_serves_the_queue_block() {
     let names: Vec<_> = info.blocks.iter().map(|b| b.name.unwrap()).collect();
     assert_eq!(
         names,
-        ["id", "ctrl", "kv", "memops", "queue", "grad", "avm"]
+        ["id", "ctrl", "kv", "memops", "queue", "grad", "avm", "net"]
     );
     let d: Arc<dyn Device> = dev.clone();
     let mut h2c = H2cQueue::open(

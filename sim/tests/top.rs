@@ -48,6 +48,12 @@ const QUIET: u64 = 400;
 
 // ---------------------------------------------------------------- setup
 
+/// A worker table entry: (job, worker) and its address and side, or none.
+type WorkerEntry = ((u8, u8), Option<(Endpoint, Side)>);
+/// The responses a phase's register operations must get (`None`: not
+/// predictable).
+type Responses = Vec<Option<(u8, u32)>>;
+
 /// What a case configures.
 #[derive(Clone, Debug)]
 struct Setup {
@@ -60,7 +66,7 @@ struct Setup {
     kv_job: u16,
     prio: [u32; 2],
     /// Worker table entries: (job, worker) → address and side, or invalid.
-    workers: Vec<((u8, u8), Option<(Endpoint, Side)>)>,
+    workers: Vec<WorkerEntry>,
     /// Where each engine's traffic comes from.
     kv_side: Side,
     grad_side: Side,
@@ -831,11 +837,11 @@ fn make_driver(c: &Case) -> TopDriver {
 
 /// The model's prediction for a case, and the responses it predicts for
 /// every register operation (`None` where the value depends on timing).
-fn predict(c: &Case) -> (TopModel, Vec<Vec<Option<(u8, u32)>>>) {
+fn predict(c: &Case) -> (TopModel, Vec<Responses>) {
     let mut m = TopModel::new(weft_hdl::build_info::top_build());
     m.set_program(program());
     let mut resp = vec![];
-    let run_ops = |m: &mut TopModel, ops: &[Op]| -> Vec<Option<(u8, u32)>> {
+    let run_ops = |m: &mut TopModel, ops: &[Op]| -> Responses {
         ops.iter()
             .map(|op| match *op {
                 Op::Write { addr, data, .. } => Some((m.write(addr, data), 0)),

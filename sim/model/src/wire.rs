@@ -286,8 +286,7 @@ pub fn decide(head: &[u8], size: usize, card: &Card) -> Decision {
     let total = be16(16) as usize;
     let eff = ETH_BYTES + total;
     if !(eff == size || (eff < MIN_FRAME && size == MIN_FRAME))
-        || total < IPV4_BYTES + UDP_BYTES
-        || total > MAX_FRAME - ETH_BYTES
+        || !(IPV4_BYTES + UDP_BYTES..=MAX_FRAME - ETH_BYTES).contains(&total)
     {
         return bad(Malformed::IpLength);
     }
