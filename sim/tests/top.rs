@@ -572,6 +572,11 @@ struct TopDriver {
     early_handshake: bool,
     fin_seen: bool,
     in_beats: u64,
+    /// Steps an input offered a beat the card did not take (after reset).
+    in_stalls: u64,
+    /// Steps from the first to the last input beat taken.
+    first_in: Option<u64>,
+    last_in: u64,
 }
 
 fn slave(o: &TopOut, k: usize) -> SlaveSignals {
@@ -685,6 +690,16 @@ impl Driver<TopIn, TopOut> for TopDriver {
             self.h2c.take(i.s_axis_qdma_h2c_tlast);
         }
         self.in_beats += rx_take as u64 + h2c_take as u64;
+        if rx_take || h2c_take {
+            self.first_in.get_or_insert(self.step);
+            self.last_in = self.step;
+        }
+        if self.step >= RESET_STEPS
+            && ((i.s_axis_adap_rx_250mhz_tvalid && !o.s_axis_adap_rx_250mhz_tready)
+                || (i.s_axis_qdma_h2c_tvalid && !o.s_axis_qdma_h2c_tready))
+        {
+            self.in_stalls += 1;
+        }
         let mut moved = rx_take || h2c_take;
         if o.m_axis_qdma_c2h_tvalid && i.m_axis_qdma_c2h_tready {
             moved = true;
@@ -832,6 +847,9 @@ fn make_driver(c: &Case) -> TopDriver {
         early_handshake: false,
         fin_seen: false,
         in_beats: 0,
+        in_stalls: 0,
+        first_in: None,
+        last_in: 0,
     }
 }
 
@@ -1449,6 +1467,149 @@ fn sustained_key_value_traffic_on_verilator() {
             "weft_top on Verilator: {} steps (axis_aclk cycles) in {secs:.3} s = {:.0} steps/s, 4000 key-value frames",
             r.cycles,
             r.cycles as f64 / secs
+        );
+    });
+}
+
+fn line_rate_knobs() -> Knobs {
+    Knobs {
+        bubble: 0.0,
+        c2h: Stall {
+            p: 0.0,
+            burst: 0.0,
+            left: 0,
+        },
+        tx: Stall {
+            p: 0.0,
+            burst: 0.0,
+            left: 0,
+        },
+        axil: Timing::EAGER,
+        flush_early: false,
+    }
+}
+
+/// What replicating gradient results costs the input, in cycles: chunks
+/// of one job with `W` workers (all in the worker table, on the wire) sent
+/// back to back from the wire, both outputs always ready. A DATA frame and
+/// a RESULT copy are both 362 bytes (6 beats), so the copies of a chunk
+/// take as long on the wire as its DATA frames did: replication should
+/// cost the input about one cycle per RESULT (the worker table lookup).
+#[test]
+fn gradient_result_replication_cost() {
+    weft_hdl::emit::on_big_stack(|| {
+        let e = engines();
+        let Some(vl) = &e.vl else { return };
+        for workers in [1u8, 2, 4, 8, 16] {
+            let mut c = case(31, 4, line_rate_knobs());
+            c.setup.workers = (0..workers)
+                .map(|w| ((0u8, w), Some((ep(0x40 + w, 100 + w, 30000), Side::Wire))))
+                .collect();
+            c.setup.grad_side = Side::Wire;
+            c.ops[0] = config_ops(&c.setup);
+            let geo = gp::Geometry::CARD;
+            let chunks = 512u32;
+            c.traffic.rx = (0..chunks)
+                .flat_map(|chunk| (0..workers).map(move |w| (chunk, w)))
+                .map(|(chunk, wk)| {
+                    let h = gp::Header::data(geo, 0, chunk, wk, workers);
+                    let p = gp::encode(geo, &h, &[1; 64]).unwrap();
+                    InFrame::new(to_card(
+                        &c.setup,
+                        &ep(0x40 + wk, 100 + wk, 30000),
+                        WireEngine::Grad,
+                        &p,
+                    ))
+                })
+                .collect();
+            c.traffic.h2c = vec![];
+            let mut dut = vl.instantiate(None).unwrap();
+            let mut d = make_driver(&c);
+            weft_model::run(dut.as_mut(), &mut d, 2_000_000).unwrap();
+            check_run(&c, &d, "verilator").unwrap();
+            let copies =
+                d.tx.iter()
+                    .filter(|g| g.src == wire::SRC_GRAD | 1 << 8)
+                    .count();
+            assert_eq!(copies, (chunks * workers as u32) as usize);
+            let span = d.last_in - d.first_in.unwrap() + 1;
+            let per_result = d.in_stalls as f64 / chunks as f64;
+            eprintln!(
+                "grad fan-out, {workers} workers: {} input beats in {span} cycles ({:.3} beats/cycle), input held {} cycles = {per_result:.2} per RESULT",
+                d.in_beats,
+                d.in_beats as f64 / span as f64,
+                d.in_stalls
+            );
+            assert!(
+                per_result <= 2.0,
+                "{workers} workers: {per_result} cycles per RESULT"
+            );
+        }
+    });
+}
+
+/// What packing records costs the input, in cycles: key-value packets of
+/// 182 colliding tuples (most of them spill) from the wire back to back,
+/// outputs always ready, record frames of 182 records. A record frame
+/// carries its 58 header bytes in front of 1456 bytes of records, one beat
+/// more than the records alone, and the packer spends a cycle closing
+/// each frame.
+#[test]
+fn key_value_record_packing_cost() {
+    weft_hdl::emit::on_big_stack(|| {
+        let e = engines();
+        let Some(vl) = &e.vl else { return };
+        let mut rng = ChaCha8Rng::seed_from_u64(32);
+        let mut c = case(32, 4, line_rate_knobs());
+        c.setup.pack_max = 182;
+        c.setup.pack_wait = 1000;
+        c.setup.kv_side = Side::Wire;
+        c.ops[0] = config_ops(&c.setup);
+        let s = c.setup.clone();
+        c.traffic.rx = (0..1000u32)
+            .map(|i| {
+                let sender = (i % 4) as u16;
+                let t: Vec<(u32, i32)> = (0..182)
+                    .map(|_| (*colliding_keys().choose(&mut rng).unwrap(), 1))
+                    .collect();
+                let h = kp::Header::data(s.kv_job, sender, i / 4, 182);
+                InFrame::new(to_card(
+                    &s,
+                    &ep(sender as u8, 50, 41000),
+                    WireEngine::Kv,
+                    &kp::encode(&h, &t),
+                ))
+            })
+            .collect();
+        c.traffic.h2c = vec![];
+        let mut dut = vl.instantiate(None).unwrap();
+        let mut d = make_driver(&c);
+        weft_model::run(dut.as_mut(), &mut d, 2_000_000).unwrap();
+        check_run(&c, &d, "verilator").unwrap();
+        let (m, _) = predict(&c);
+        let records = m
+            .records
+            .iter()
+            .filter(|r| matches!(r, RecItem::Record { flush: false, .. }))
+            .count();
+        let frames = d
+            .c2h
+            .iter()
+            .filter(|g| g.src == wire::SRC_KV_RECORDS)
+            .count();
+        let span = d.last_in - d.first_in.unwrap() + 1;
+        eprintln!(
+            "record packing: {} input beats in {span} cycles ({:.3} beats/cycle), input held {} cycles; {records} spilled records in {frames} record frames ({:.1} records a frame)",
+            d.in_beats,
+            d.in_beats as f64 / span as f64,
+            d.in_stalls,
+            m.records.len() as f64 / frames as f64
+        );
+        assert!(
+            d.in_stalls * 100 <= d.in_beats,
+            "the input was held {} cycles for {} beats",
+            d.in_stalls,
+            d.in_beats
         );
     });
 }
