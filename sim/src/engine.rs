@@ -187,3 +187,68 @@ pub fn waves_path(name: &str) -> Option<PathBuf> {
     std::fs::create_dir_all(&dir).ok()?;
     Some(dir.join(format!("{name}.vcd")))
 }
+
+/// A block prepared on both simulators for a witness test: rust-hdl always,
+/// Verilator when it is usable ([`verilator_usable`] fails when
+/// `WEFT_REQUIRE_VERILATOR=1` and it is not).
+pub struct Simulators<B: HdlPorts> {
+    /// The block in rust-hdl's simulator.
+    pub hdl: Prepared<B>,
+    /// The block's Verilog in Verilator, when usable.
+    pub vl: Option<Prepared<B>>,
+}
+
+impl<B> Simulators<B>
+where
+    B: HdlPorts + Send + 'static,
+{
+    /// Prepare `make`'s block (Verilog module `module`) on both simulators.
+    pub fn prepare(
+        module: &str,
+        make: impl Fn() -> B + Clone + Send + Sync + 'static,
+    ) -> Result<Self, SimError> {
+        let o = EngineOptions::default();
+        let vl = if verilator_usable() {
+            Some(Prepared::new(
+                Engine::Verilator,
+                module,
+                make.clone(),
+                false,
+                &o,
+            )?)
+        } else {
+            None
+        };
+        Ok(Self {
+            hdl: Prepared::new(Engine::RustHdl, module, make, false, &o)?,
+            vl,
+        })
+    }
+
+    /// Step both on `schedule` (see [`Prepared::with_schedule`]).
+    pub fn with_schedule(self, schedule: Schedule) -> Result<Self, SimError> {
+        Ok(Self {
+            hdl: self.hdl.with_schedule(schedule.clone())?,
+            vl: self.vl.map(|v| v.with_schedule(schedule)).transpose()?,
+        })
+    }
+
+    /// The witnesses of one run: `model` (when given) first, then rust-hdl,
+    /// then Verilator (when prepared). Instantiation failures panic: they
+    /// are test setup failures.
+    pub fn witnesses<'a>(
+        &'a self,
+        model: Option<crate::witness::Factory<'a, B::In, B::Out>>,
+    ) -> Vec<crate::witness::Factory<'a, B::In, B::Out>> {
+        let mut f: Vec<crate::witness::Factory<'a, B::In, B::Out>> = model.into_iter().collect();
+        f.push(Box::new(|| {
+            self.hdl.instantiate(None).expect("a rust-hdl instance")
+        }));
+        if let Some(vl) = &self.vl {
+            f.push(Box::new(|| {
+                vl.instantiate(None).expect("a Verilator instance")
+            }));
+        }
+        f
+    }
+}

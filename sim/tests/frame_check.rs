@@ -12,34 +12,20 @@ use weft_hdl::frame_check::FrameCheck;
 use weft_model::frame_check::{
     beat_limit, keep_of, passes, FrameCheckIn, FrameCheckModel, FrameCheckOut,
 };
+use weft_model::stall::Stalls;
 use weft_model::wire::MAX_FRAME;
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
 use weft_sim::witness::{agree, Factory};
 
-struct W<B: HdlPorts> {
-    hdl: Prepared<B>,
-    vl: Option<Prepared<B>>,
-}
+type W<B> = Simulators<B>;
 
 fn prepare<B>(module: &str, make: fn() -> B) -> W<B>
 where
     B: HdlPorts + Send + 'static,
 {
-    let o = EngineOptions::default();
-    let vl = verilator_usable()
-        .then(|| Prepared::new(Engine::Verilator, module, make, false, &o).unwrap());
-    if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-        assert!(
-            vl.is_some(),
-            "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-        );
-    }
-    W {
-        hdl: Prepared::new(Engine::RustHdl, module, make, false, &o).unwrap(),
-        vl,
-    }
+    Simulators::prepare(module, make).expect("the block builds on both simulators")
 }
 
 fn card() -> &'static W<FrameCheck<9>> {
@@ -149,28 +135,6 @@ struct OutBeat {
     size: u16,
 }
 
-/// Output readiness: independent stalls, and now and then a long one.
-struct Ready {
-    rng: ChaCha8Rng,
-    stall: f64,
-    long: f64,
-    left: u32,
-}
-
-impl Ready {
-    fn next(&mut self) -> bool {
-        if self.left > 0 {
-            self.left -= 1;
-            return false;
-        }
-        if self.long > 0.0 && self.rng.gen_bool(self.long) {
-            self.left = self.rng.gen_range(20..400);
-            return false;
-        }
-        !self.rng.gen_bool(self.stall)
-    }
-}
-
 struct FcDriver {
     frames: Vec<Frame>,
     want: usize,
@@ -179,7 +143,7 @@ struct FcDriver {
     offering: bool,
     rng: ChaCha8Rng,
     bubble: f64,
-    ready: Ready,
+    ready: Stalls,
     cycle: u64,
     /// Per frame whose last beat was taken: whether `ev_bad` came with it.
     verdicts: Vec<bool>,
@@ -208,12 +172,7 @@ impl FcDriver {
             offering: false,
             rng: ChaCha8Rng::seed_from_u64(seed),
             bubble,
-            ready: Ready {
-                rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed),
-                stall,
-                long,
-                left: 0,
-            },
+            ready: Stalls::new(seed ^ 0x5eed, stall, long),
             cycle: 0,
             verdicts: vec![],
             ev_frame: 0,
@@ -230,7 +189,7 @@ impl FcDriver {
 impl Driver<FrameCheckIn, FrameCheckOut> for FcDriver {
     fn drive(&mut self) -> FrameCheckIn {
         let mut i = FrameCheckIn {
-            m_tready: self.ready.next(),
+            m_tready: self.ready.ready(),
             ..Default::default()
         };
         if !self.offering && self.next < self.frames.len() {
@@ -590,9 +549,6 @@ fn card_build_lints_clean_with_documented_waivers() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     for (v, module) in [
         (
             weft_hdl::emit::verilog_of(&FrameCheck::<9>::connected(), "weft_frame_check"),
@@ -603,7 +559,7 @@ fn card_build_lints_clean_with_documented_waivers() {
             "weft_frame_check_ab6",
         ),
     ] {
-        let rep = weft_sim::verilator::lint(&v, module, Some(&waivers)).unwrap();
+        let rep = weft_sim::verilator::lint_with_waivers(&v, module).unwrap();
         assert!(rep.clean, "{module}: {:#?}", rep.warnings);
     }
 }

@@ -20,39 +20,16 @@ use weft_model::framer::{FramerIn, FramerModel, FramerOut, Meta, APP_BYTES};
 use weft_model::steer::from_bytes;
 use weft_model::wire::{mac_bits, Endpoint};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
-struct W {
-    hdl: Prepared<Framer>,
-    vl: Option<Prepared<Framer>>,
-}
+type W = Simulators<Framer>;
 
 fn witnesses() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
-        let o = EngineOptions::default();
-        let vl = verilator_usable().then(|| {
-            Prepared::new(
-                Engine::Verilator,
-                "weft_framer",
-                Framer::connected,
-                false,
-                &o,
-            )
-            .unwrap()
-        });
-        if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-            assert!(
-                vl.is_some(),
-                "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-            );
-        }
-        W {
-            hdl: Prepared::new(Engine::RustHdl, "weft_framer", Framer::connected, false, &o)
-                .unwrap(),
-            vl,
-        }
+        Simulators::prepare("weft_framer", Framer::connected)
+            .expect("the block builds on both simulators")
     })
 }
 
@@ -544,10 +521,7 @@ fn framer_lints_clean() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     let v = weft_hdl::emit::verilog_of(&Framer::connected(), "weft_framer");
-    let rep = weft_sim::verilator::lint(&v, "weft_framer", Some(&waivers)).unwrap();
+    let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_framer").unwrap();
     assert!(rep.clean, "{:#?}", rep.warnings);
 }

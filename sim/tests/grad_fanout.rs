@@ -21,7 +21,7 @@ use weft_model::grad_fanout::{
 };
 use weft_model::wire::{Endpoint, Ret, Side};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
 use weft_sim::witness::{agree, Factory, Finished};
 
@@ -29,27 +29,16 @@ type Beat = [u32; 16];
 
 struct W<B: HdlPorts> {
     beats: usize,
-    hdl: Prepared<B>,
-    vl: Option<Prepared<B>>,
+    sims: Simulators<B>,
 }
 
 fn prepare<B>(beats: usize, module: &str, make: fn() -> B) -> W<B>
 where
     B: HdlPorts<In = FanoutIn, Out = FanoutOut> + Send + 'static,
 {
-    let o = EngineOptions::default();
-    let vl = verilator_usable()
-        .then(|| Prepared::new(Engine::Verilator, module, make, false, &o).unwrap());
-    if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-        assert!(
-            vl.is_some(),
-            "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-        );
-    }
     W {
         beats,
-        hdl: Prepared::new(Engine::RustHdl, module, make, false, &o).unwrap(),
-        vl,
+        sims: Simulators::prepare(module, make).expect("the block builds on both simulators"),
     }
 }
 
@@ -582,9 +571,9 @@ where
     let beats = w.beats;
     let mut f: Vec<Factory<'_, FanoutIn, FanoutOut>> = vec![
         Box::new(move || -> BoxDut<FanoutIn, FanoutOut> { Box::new(GradFanoutModel::new(beats)) }),
-        Box::new(|| w.hdl.instantiate(None).unwrap()),
+        Box::new(|| w.sims.hdl.instantiate(None).unwrap()),
     ];
-    if let Some(vl) = &w.vl {
+    if let Some(vl) = &w.sims.vl {
         f.push(Box::new(|| vl.instantiate(None).unwrap()));
     }
     let make = || FanoutDriver::new(beats, st);
@@ -902,9 +891,6 @@ fn card_and_narrow_builds_lint_clean_with_documented_waivers() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     for (v, module) in [
         (
             weft_hdl::emit::verilog_of(&GradFanout::<5>::connected(), "weft_grad_fanout"),
@@ -919,7 +905,7 @@ fn card_and_narrow_builds_lint_clean_with_documented_waivers() {
             "weft_grad_fanout_b3",
         ),
     ] {
-        let rep = weft_sim::verilator::lint(&v, module, Some(&waivers)).unwrap();
+        let rep = weft_sim::verilator::lint_with_waivers(&v, module).unwrap();
         assert!(rep.clean, "{module}: {:#?}", rep.warnings);
     }
 }

@@ -26,32 +26,16 @@ use weft_model::memops_port::{
 use weft_model::steer::from_bytes;
 use weft_model::wire::{mac_bits, Endpoint, Ret, Side};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
-struct W {
-    hdl: Prepared<MemopsPort>,
-    vl: Option<Prepared<MemopsPort>>,
-}
+type W = Simulators<MemopsPort>;
 
 fn witnesses() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
-        let o = EngineOptions::default();
-        let make = MemopsPort::connected;
-        let vl = verilator_usable().then(|| {
-            Prepared::new(Engine::Verilator, "weft_memops_port", make, false, &o).unwrap()
-        });
-        if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-            assert!(
-                vl.is_some(),
-                "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-            );
-        }
-        W {
-            hdl: Prepared::new(Engine::RustHdl, "weft_memops_port", make, false, &o).unwrap(),
-            vl,
-        }
+        Simulators::prepare("weft_memops_port", MemopsPort::connected)
+            .expect("the block builds on both simulators")
     })
 }
 
@@ -638,10 +622,7 @@ fn memops_port_lints_clean() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     let v = weft_hdl::emit::verilog_of(&MemopsPort::connected(), "weft_memops_port");
-    let rep = weft_sim::verilator::lint(&v, "weft_memops_port", Some(&waivers)).unwrap();
+    let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_memops_port").unwrap();
     assert!(rep.clean, "{:#?}", rep.warnings);
 }

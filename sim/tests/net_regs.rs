@@ -12,31 +12,16 @@ use weft_hdl::net_regs::NetRegs;
 use weft_model::net_regs::{NetIn, NetOut, NetRegsModel, COUNTERS};
 use weft_model::Driver;
 use weft_regs::net;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
-struct W {
-    hdl: Prepared<NetRegs>,
-    vl: Option<Prepared<NetRegs>>,
-}
+type W = Simulators<NetRegs>;
 
 fn witnesses() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
-        let o = EngineOptions::default();
-        let make = NetRegs::connected;
-        let vl = verilator_usable()
-            .then(|| Prepared::new(Engine::Verilator, "weft_net_regs", make, false, &o).unwrap());
-        if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-            assert!(
-                vl.is_some(),
-                "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-            );
-        }
-        W {
-            hdl: Prepared::new(Engine::RustHdl, "weft_net_regs", make, false, &o).unwrap(),
-            vl,
-        }
+        Simulators::prepare("weft_net_regs", NetRegs::connected)
+            .expect("the block builds on both simulators")
     })
 }
 
@@ -214,10 +199,7 @@ fn the_block_lints_clean() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     let v = weft_hdl::emit::verilog_of(&NetRegs::connected(), "weft_net_regs");
-    let rep = weft_sim::verilator::lint(&v, "weft_net_regs", Some(&waivers)).unwrap();
+    let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_net_regs").unwrap();
     assert!(rep.clean, "{:#?}", rep.warnings);
 }

@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::OnceLock;
 use weft_hdl::rec_pack::RecPack;
 use weft_model::rec_pack::{effective_max, header, RecPackIn, RecPackModel, RecPackOut};
+use weft_model::stall::Stalls;
 use weft_model::Driver;
 use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::witness::{agree, Factory};
@@ -145,28 +146,6 @@ enum Ack {
     Noise,
 }
 
-/// Output readiness: independent stalls, and now and then a long one.
-struct Ready {
-    rng: ChaCha8Rng,
-    stall: f64,
-    long: f64,
-    left: u32,
-}
-
-impl Ready {
-    fn next(&mut self) -> bool {
-        if self.left > 0 {
-            self.left -= 1;
-            return false;
-        }
-        if self.long > 0.0 && self.rng.gen_bool(self.long) {
-            self.left = self.rng.gen_range(20..300);
-            return false;
-        }
-        self.stall == 0.0 || !self.rng.gen_bool(self.stall)
-    }
-}
-
 #[derive(Clone, Debug)]
 struct Cfg {
     max: u16,
@@ -228,7 +207,7 @@ struct RpDriver {
     next: usize,
     offering: bool,
     rng: ChaCha8Rng,
-    ready: Ready,
+    ready: Stalls,
     cycle: u64,
     /// The head frame's body beats, once known, and how many were taken.
     known: Option<usize>,
@@ -254,12 +233,7 @@ impl RpDriver {
             beats,
             dones,
             live: (cfg.max, cfg.wait, cfg.job),
-            ready: Ready {
-                rng: ChaCha8Rng::seed_from_u64(seed ^ 0x77),
-                stall: cfg.stall,
-                long: cfg.long,
-                left: 0,
-            },
+            ready: Stalls::new(seed ^ 0x77, cfg.stall, cfg.long),
             cfg,
             next: 0,
             offering: false,
@@ -291,7 +265,7 @@ impl RpDriver {
 impl Driver<RecPackIn, RecPackOut> for RpDriver {
     fn drive(&mut self) -> RecPackIn {
         let hold = self.cycle < self.cfg.hold_out;
-        let m_tready = !hold && self.ready.next();
+        let m_tready = !hold && self.ready.ready();
         let h_ready = !hold
             && match self.cfg.ack {
                 Ack::Always => true,
@@ -881,10 +855,7 @@ fn lints_clean_with_documented_waivers() {
     if !verilator_usable() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.vlt");
-    std::fs::write(&waivers, weft_hdl::lint::WAIVERS).unwrap();
     let v = weft_hdl::emit::verilog_of(&RecPack::connected(), "weft_rec_pack");
-    let rep = weft_sim::verilator::lint(&v, "weft_rec_pack", Some(&waivers)).unwrap();
+    let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_rec_pack").unwrap();
     assert!(rep.clean, "weft_rec_pack: {:#?}", rep.warnings);
 }

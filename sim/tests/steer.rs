@@ -16,32 +16,17 @@ use weft_model::steer::{
 };
 use weft_model::wire::{self, build_frame, classify, Card, Class, Endpoint, Engine};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine as SimEngine, EngineOptions, Prepared};
+use weft_sim::engine::{BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
 use weft_sim::witness::{agree, Factory};
 
-struct W<B: HdlPorts> {
-    hdl: Prepared<B>,
-    vl: Option<Prepared<B>>,
-}
+type W<B> = Simulators<B>;
 
 fn prepare<B>(module: &str, make: fn() -> B) -> W<B>
 where
     B: HdlPorts + Send + 'static,
 {
-    let o = EngineOptions::default();
-    let vl = verilator_usable()
-        .then(|| Prepared::new(SimEngine::Verilator, module, make, false, &o).unwrap());
-    if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-        assert!(
-            vl.is_some(),
-            "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-        );
-    }
-    W {
-        hdl: Prepared::new(SimEngine::RustHdl, module, make, false, &o).unwrap(),
-        vl,
-    }
+    Simulators::prepare(module, make).expect("the block builds on both simulators")
 }
 
 fn keep_of(n: usize) -> u64 {

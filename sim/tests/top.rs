@@ -33,13 +33,14 @@ use weft_model::axil::{AxilMaster, MasterSignals, Op, SlaveSignals, Timing, DECE
 use weft_model::grad_agg::packet as gp;
 use weft_model::kv_agg::packet as kp;
 use weft_model::memops::{Action, Program, Range, Stage};
+use weft_model::stall::Stalls;
 use weft_model::steer::{from_bytes, kept_bytes};
 use weft_model::top::{box_schedule, TopIn, TopOut};
 use weft_model::top_model::{check_record_frames, counter, InFrame, OutPort, RecItem, TopModel};
 use weft_model::wire::{self, build_frame, Endpoint, Engine as WireEngine, Side};
 use weft_model::{Driver, Schedule};
 use weft_regs::{avm, ctrl, grad, id, kv, memops, net};
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::engine::Simulators;
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 const RESET_STEPS: u64 = 16;
@@ -505,26 +506,13 @@ struct Got {
     dst: u16,
 }
 
-/// Back-pressure on one output: random, with long stalls now and then.
-#[derive(Clone)]
-struct Stall {
-    p: f64,
-    burst: f64,
-    left: u64,
-}
-
-impl Stall {
-    fn ready(&mut self, rng: &mut ChaCha8Rng) -> bool {
-        if self.left > 0 {
-            self.left -= 1;
-            return false;
-        }
-        if rng.gen_bool(self.burst) {
-            self.left = rng.gen_range(50..400);
-            return false;
-        }
-        !rng.gen_bool(self.p)
-    }
+/// Back-pressure on one output (seeded): independent stalls with
+/// probability `p`, long ones starting with probability `long`, the first
+/// `left` cycles stalled.
+fn stalls(seed: u64, p: f64, long: f64, left: u32) -> Stalls {
+    let mut s = Stalls::new(seed, p, long);
+    s.left = left;
+    s
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -541,8 +529,8 @@ enum Phase {
 #[derive(Clone)]
 struct Knobs {
     bubble: f64,
-    c2h: Stall,
-    tx: Stall,
+    c2h: Stalls,
+    tx: Stalls,
     axil: Timing,
     /// Start the flush while traffic still flows.
     flush_early: bool,
@@ -632,8 +620,8 @@ impl Driver<TopIn, TopOut> for TopDriver {
             s_axil_arvalid: bit(a.arvalid, b.arvalid),
             s_axil_araddr: a.araddr as u64 | (b.araddr as u64) << 32,
             s_axil_rready: bit(a.rready, b.rready),
-            m_axis_qdma_c2h_tready: self.knobs.c2h.ready(&mut self.rng),
-            m_axis_adap_tx_250mhz_tready: self.knobs.tx.ready(&mut self.rng),
+            m_axis_qdma_c2h_tready: self.knobs.c2h.ready(),
+            m_axis_adap_tx_250mhz_tready: self.knobs.tx.ready(),
             mod_rstn: self.step >= RESET_STEPS,
             ..Default::default()
         };
@@ -1036,37 +1024,16 @@ fn check_run(c: &Case, d: &TopDriver, witness: &str) -> Result<(), String> {
     Ok(())
 }
 
-struct Engines {
-    hdl: Prepared<weft_hdl::top::WeftTop>,
-    vl: Option<Prepared<weft_hdl::top::WeftTop>>,
-}
+type Engines = Simulators<weft_hdl::top::WeftTop>;
 
 fn engines() -> &'static Engines {
     static E: OnceLock<Engines> = OnceLock::new();
     E.get_or_init(|| {
         weft_hdl::emit::on_big_stack(|| {
             let build = weft_hdl::build_info::top_build();
-            let o = EngineOptions::default();
-            let make = move || weft_hdl::emit::top(&build);
-            let vl = verilator_usable().then(|| {
-                Prepared::new(Engine::Verilator, "weft_top", make, false, &o)
-                    .unwrap()
-                    .with_schedule(box_schedule())
-                    .unwrap()
-            });
-            if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-                assert!(
-                    vl.is_some(),
-                    "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-                );
-            }
-            Engines {
-                hdl: Prepared::new(Engine::RustHdl, "weft_top", make, false, &o)
-                    .unwrap()
-                    .with_schedule(box_schedule())
-                    .unwrap(),
-                vl,
-            }
+            Simulators::prepare("weft_top", move || weft_hdl::emit::top(&build))
+                .and_then(|s| s.with_schedule(box_schedule()))
+                .expect("weft_top builds on both simulators")
         })
     })
 }
@@ -1076,14 +1043,12 @@ fn engines() -> &'static Engines {
 fn run_case(c: &Case, rust_hdl: bool) -> Result<Vec<(String, u64, f64)>, String> {
     weft_hdl::emit::on_big_stack(|| {
         let e = engines();
-        let mut f: Vec<Factory<'_, TopIn, TopOut>> = vec![];
-        if rust_hdl {
-            f.push(Box::new(|| -> BoxDut<TopIn, TopOut> {
-                e.hdl.instantiate(None).unwrap()
-            }));
-        }
-        if let Some(vl) = &e.vl {
-            f.push(Box::new(|| vl.instantiate(None).unwrap()));
+        let mut f: Vec<Factory<'_, TopIn, TopOut>> = e.witnesses(None);
+        if !rust_hdl && e.vl.is_some() {
+            // rust-hdl simulates the whole top at a few hundred steps a
+            // second: only the small cases run it (and every case when
+            // Verilator is not installed).
+            drop(f.remove(0));
         }
         let make = || make_driver(c);
         let limit = 400_000 + 60 * c.traffic.rx.len() as u64 + 60 * c.traffic.h2c.len() as u64;
@@ -1118,16 +1083,18 @@ fn run_case(c: &Case, rust_hdl: bool) -> Result<Vec<(String, u64, f64)>, String>
 fn knobs(rng: &mut ChaCha8Rng) -> Knobs {
     Knobs {
         bubble: rng.gen_range(0.0..0.5),
-        c2h: Stall {
-            p: rng.gen_range(0.0..0.6),
-            burst: rng.gen_range(0.0..0.01),
-            left: 0,
-        },
-        tx: Stall {
-            p: rng.gen_range(0.0..0.6),
-            burst: rng.gen_range(0.0..0.01),
-            left: 0,
-        },
+        c2h: stalls(
+            rng.gen(),
+            rng.gen_range(0.0..0.6),
+            rng.gen_range(0.0..0.01),
+            0,
+        ),
+        tx: stalls(
+            rng.gen(),
+            rng.gen_range(0.0..0.6),
+            rng.gen_range(0.0..0.01),
+            0,
+        ),
         axil: Timing {
             bubble: rng.gen_range(0.0..0.5),
             stall: rng.gen_range(0.0..0.5),
@@ -1170,22 +1137,7 @@ fn rust_hdl_verilator_and_the_model_agree() {
 /// always ready.
 #[test]
 fn line_rate_mixed_traffic() {
-    let k = Knobs {
-        bubble: 0.0,
-        c2h: Stall {
-            p: 0.0,
-            burst: 0.0,
-            left: 0,
-        },
-        tx: Stall {
-            p: 0.0,
-            burst: 0.0,
-            left: 0,
-        },
-        axil: Timing::EAGER,
-        flush_early: false,
-    };
-    run_case(&case(11, 120, k), false).unwrap();
+    run_case(&case(11, 120, line_rate_knobs()), false).unwrap();
 }
 
 /// The host port stalled for long stretches (and the wire often): nothing
@@ -1194,16 +1146,8 @@ fn line_rate_mixed_traffic() {
 fn long_stalls_on_the_host_port() {
     let k = Knobs {
         bubble: 0.1,
-        c2h: Stall {
-            p: 0.3,
-            burst: 0.02,
-            left: 2000,
-        },
-        tx: Stall {
-            p: 0.5,
-            burst: 0.005,
-            left: 0,
-        },
+        c2h: stalls(3, 0.3, 0.02, 2000),
+        tx: stalls(4, 0.5, 0.005, 0),
         axil: Timing::EAGER,
         flush_early: false,
     };
@@ -1427,22 +1371,7 @@ fn sustained_key_value_traffic_on_verilator() {
         let e = engines();
         let Some(vl) = &e.vl else { return };
         let mut rng = ChaCha8Rng::seed_from_u64(24);
-        let k = Knobs {
-            bubble: 0.0,
-            c2h: Stall {
-                p: 0.0,
-                burst: 0.0,
-                left: 0,
-            },
-            tx: Stall {
-                p: 0.0,
-                burst: 0.0,
-                left: 0,
-            },
-            axil: Timing::EAGER,
-            flush_early: false,
-        };
-        let mut c = case(24, 4, k);
+        let mut c = case(24, 4, line_rate_knobs());
         let s = c.setup.clone();
         c.traffic.rx = (0..4000u32)
             .map(|i| {
@@ -1474,16 +1403,8 @@ fn sustained_key_value_traffic_on_verilator() {
 fn line_rate_knobs() -> Knobs {
     Knobs {
         bubble: 0.0,
-        c2h: Stall {
-            p: 0.0,
-            burst: 0.0,
-            left: 0,
-        },
-        tx: Stall {
-            p: 0.0,
-            burst: 0.0,
-            left: 0,
-        },
+        c2h: Stalls::never(1),
+        tx: Stalls::never(2),
         axil: Timing::EAGER,
         flush_early: false,
     }

@@ -27,6 +27,7 @@ pub mod memops_port;
 pub mod net_regs;
 pub mod ports;
 pub mod rec_pack;
+pub mod stall;
 pub mod steer;
 pub mod top;
 pub mod top_model;

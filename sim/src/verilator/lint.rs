@@ -132,6 +132,16 @@ impl Drop for TempDir {
     }
 }
 
+/// Lint Verilog text as [`lint`] does, with weft's own waivers
+/// (`hdl/lint/waivers.vlt`, `weft_hdl::lint::WAIVERS`).
+pub fn lint_with_waivers(verilog: &str, top: &str) -> Result<LintReport, VerilatorError> {
+    let dir = TempDir::new()?;
+    let w = dir.0.join("waivers.vlt");
+    std::fs::write(&w, weft_hdl::lint::WAIVERS)
+        .map_err(VerilatorError::io(format!("writing {}", w.display())))?;
+    lint(verilog, top, Some(&w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::findings;

@@ -57,7 +57,7 @@ mod toolchain;
 
 pub use builder::build;
 pub use cache::{default_cache_dir, default_cache_dir_from};
-pub use lint::{lint, LintReport};
+pub use lint::{lint, lint_with_waivers, LintReport};
 pub use model::{Library, Model};
 pub use toolchain::{toolchain, Toolchain};
 
