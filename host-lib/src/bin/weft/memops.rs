@@ -97,8 +97,7 @@ fn memops_run(
         .map_err(|r| anyhow::anyhow!("{}: rejected: {}", program.display(), r.message))?;
     let text =
         std::fs::read_to_string(trace).with_context(|| format!("reading {}", trace.display()))?;
-    let reqs = weft::memops::parse_trace(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", trace.display()))?;
+    let reqs = weft::memops::parse_trace(&text).with_context(|| trace.display().to_string())?;
     let engine = match device {
         DeviceSpec::Sim(SimEngine::RustHdl) => weft_sim::engine::Engine::RustHdl,
         DeviceSpec::Sim(SimEngine::Verilator) => weft_sim::engine::Engine::Verilator,
