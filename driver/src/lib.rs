@@ -16,12 +16,13 @@
 pub mod device;
 pub mod discover;
 pub mod error;
+pub mod frames;
 pub mod iova;
-pub mod queue;
 pub mod regs;
 pub mod vfio;
 
 pub use device::{Device, DmaBuffer};
 pub use discover::{identify, BlockInfo, CardInfo};
 pub use error::{Error, Result};
+pub use frames::{Frame, FramePorts, Port};
 pub use regs::RegisterAccess;
