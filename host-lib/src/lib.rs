@@ -32,6 +32,7 @@ pub mod grad;
 pub mod kv;
 pub mod memops;
 pub mod nic;
+pub mod pcap;
 pub mod probe;
 pub mod queue;
 #[cfg(feature = "sim")]
