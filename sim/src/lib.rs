@@ -26,7 +26,6 @@ pub mod hdl;
 pub mod kv_card;
 pub mod memops_port_blocks;
 pub mod model_card;
-pub mod net;
 pub mod net_regs_blocks;
 pub mod probe;
 pub mod rec_pack_blocks;

@@ -24,6 +24,7 @@ pub mod grad_fanout;
 pub mod kv_agg;
 pub mod memops;
 pub mod memops_port;
+pub mod net;
 pub mod net_regs;
 pub mod ports;
 pub mod rec_pack;
