@@ -68,6 +68,13 @@ pub enum AvmError {
         /// Why.
         why: String,
     },
+    /// An allocation command finished without its `STATUS` word read back,
+    /// so its outcome is unknown.
+    #[error("consumer {consumer}: the pool's STATUS was not read after the command")]
+    NoStatus {
+        /// Consumer.
+        consumer: String,
+    },
     /// The simulation failed.
     #[error(transparent)]
     Sim(#[from] weft_sim::SimError),

@@ -402,7 +402,9 @@ impl Pool {
         self.drain();
         match act {
             Act::Grant(_) | Act::Reclaim(_) => {
-                let s = self.status.take().unwrap_or(0);
+                let s = self.status.take().ok_or_else(|| AvmError::NoStatus {
+                    consumer: consumer.into(),
+                })?;
                 let r = CmdResult::from_code((s >> 4) & 7);
                 match r {
                     Some(CmdResult::Ok) => Ok(Outcome {

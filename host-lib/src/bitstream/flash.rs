@@ -56,13 +56,27 @@ pub struct BitHeader {
     pub time: String,
 }
 
+/// Why a `.bit` file's header cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BitHeaderError {
+    /// The file ends inside the header.
+    #[error("truncated header")]
+    Truncated,
+    /// The length word before field `a` is not 1.
+    #[error("not a Xilinx .bit file (bad header)")]
+    BadHeader,
+    /// A header field is missing or out of order.
+    #[error("not a Xilinx .bit file (no field {0})")]
+    NoField(char),
+}
+
 /// Read a `.bit` file's header: a 2-byte length and that many bytes, a
 /// 2-byte length (1) and `a`, then fields `a`..`d` as key byte, 2-byte
 /// big-endian length, NUL-terminated text, then `e` and the bitstream.
-pub fn read_bit_header(bytes: &[u8]) -> std::result::Result<BitHeader, String> {
+pub fn read_bit_header(bytes: &[u8]) -> std::result::Result<BitHeader, BitHeaderError> {
     let mut i = 0usize;
-    let u16_at = |i: &mut usize| -> std::result::Result<usize, String> {
-        let b = bytes.get(*i..*i + 2).ok_or("truncated header")?;
+    let u16_at = |i: &mut usize| -> std::result::Result<usize, BitHeaderError> {
+        let b = bytes.get(*i..*i + 2).ok_or(BitHeaderError::Truncated)?;
         *i += 2;
         Ok(u16::from_be_bytes([b[0], b[1]]) as usize)
     };
@@ -70,16 +84,16 @@ pub fn read_bit_header(bytes: &[u8]) -> std::result::Result<BitHeader, String> {
     i += n;
     let n = u16_at(&mut i)?;
     if n != 1 {
-        return Err("not a Xilinx .bit file (bad header)".into());
+        return Err(BitHeaderError::BadHeader);
     }
     let mut fields = [String::new(), String::new(), String::new(), String::new()];
     for (k, key) in [b'a', b'b', b'c', b'd'].into_iter().enumerate() {
         if bytes.get(i) != Some(&key) {
-            return Err(format!("not a Xilinx .bit file (no field {})", key as char));
+            return Err(BitHeaderError::NoField(key as char));
         }
         i += 1;
         let n = u16_at(&mut i)?;
-        let raw = bytes.get(i..i + n).ok_or("truncated header")?;
+        let raw = bytes.get(i..i + n).ok_or(BitHeaderError::Truncated)?;
         i += n;
         let text = raw.split(|&b| b == 0).next().unwrap_or(&[]);
         fields[k] = String::from_utf8_lossy(text).into_owned();
@@ -120,36 +134,78 @@ pub struct McsRange {
     pub high: u64,
 }
 
+/// Why an Intel HEX (`.mcs`) file's range cannot be read; `line` is 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum McsError {
+    /// A line that does not start with `:`.
+    #[error("line {line}: not an Intel HEX record")]
+    NotARecord {
+        /// The line.
+        line: usize,
+    },
+    /// Too short, odd length or not ASCII.
+    #[error("line {line}: malformed record")]
+    Malformed {
+        /// The line.
+        line: usize,
+    },
+    /// A character that is not a hex digit.
+    #[error("line {line}: not hex")]
+    NotHex {
+        /// The line.
+        line: usize,
+    },
+    /// The record's byte count disagrees with its length.
+    #[error("line {line}: length does not match its byte count")]
+    Length {
+        /// The line.
+        line: usize,
+    },
+    /// The record's checksum is wrong.
+    #[error("line {line}: bad checksum")]
+    Checksum {
+        /// The line.
+        line: usize,
+    },
+    /// A record type other than 00 to 05, or an address record (02, 04)
+    /// whose length is not 2.
+    #[error("line {line}: unsupported record type {kind:02x}")]
+    RecordType {
+        /// The line.
+        line: usize,
+        /// The record type.
+        kind: u8,
+    },
+    /// No data record before the end.
+    #[error("writes no data")]
+    NoData,
+}
+
 /// Parse an Intel HEX file's address range (record types 00 data, 01 end,
 /// 02 extended segment, 04 extended linear address); checksums are checked.
-pub fn mcs_range(text: &str) -> std::result::Result<McsRange, String> {
+pub fn mcs_range(text: &str) -> std::result::Result<McsRange, McsError> {
     let mut upper: u64 = 0;
     let mut range: Option<McsRange> = None;
     for (n, line) in text.lines().enumerate() {
-        let l = line.trim();
+        let (l, line) = (line.trim(), n + 1);
         if l.is_empty() {
             continue;
         }
-        let hex = l
-            .strip_prefix(':')
-            .ok_or_else(|| format!("line {}: not an Intel HEX record", n + 1))?;
+        let hex = l.strip_prefix(':').ok_or(McsError::NotARecord { line })?;
         if !hex.is_ascii() || hex.len() < 10 || hex.len() % 2 != 0 {
-            return Err(format!("line {}: malformed record", n + 1));
+            return Err(McsError::Malformed { line });
         }
         let bytes: Vec<u8> = (0..hex.len())
             .step_by(2)
             .map(|k| u8::from_str_radix(&hex[k..k + 2], 16))
             .collect::<std::result::Result<_, _>>()
-            .map_err(|_| format!("line {}: not hex", n + 1))?;
+            .map_err(|_| McsError::NotHex { line })?;
         let count = bytes[0] as usize;
         if bytes.len() != count + 5 {
-            return Err(format!(
-                "line {}: length does not match its byte count",
-                n + 1
-            ));
+            return Err(McsError::Length { line });
         }
         if bytes.iter().fold(0u8, |a, b| a.wrapping_add(*b)) != 0 {
-            return Err(format!("line {}: bad checksum", n + 1));
+            return Err(McsError::Checksum { line });
         }
         let addr = u64::from(u16::from_be_bytes([bytes[1], bytes[2]]));
         let data = &bytes[4..4 + count];
@@ -170,10 +226,10 @@ pub fn mcs_range(text: &str) -> std::result::Result<McsRange, String> {
             0x02 if count == 2 => upper = u64::from(u16::from_be_bytes([data[0], data[1]])) << 4,
             0x04 if count == 2 => upper = u64::from(u16::from_be_bytes([data[0], data[1]])) << 16,
             0x03 | 0x05 => {}
-            t => return Err(format!("line {}: unsupported record type {t:02x}", n + 1)),
+            kind => return Err(McsError::RecordType { line, kind }),
         }
     }
-    range.ok_or_else(|| "writes no data".to_string())
+    range.ok_or(McsError::NoData)
 }
 
 /// What was learnt about an image file.
@@ -242,8 +298,10 @@ pub fn check_image(
     match kind {
         ImageKind::Bit => {
             let bytes = std::fs::read(path).map_err(|e| super::io_err("reading", path, e))?;
-            let h = read_bit_header(&bytes)
-                .map_err(|why| BitstreamError::Refused(format!("{}: {why}", path.display())))?;
+            let h = read_bit_header(&bytes).map_err(|why| BitstreamError::BitHeader {
+                path: path.to_path_buf(),
+                why,
+            })?;
             if !bit_part_matches(&h.part, &board.part) {
                 check.mismatches.push(format!(
                     "{} was built for part {}, board {} is {}",
@@ -257,8 +315,10 @@ pub fn check_image(
         }
         ImageKind::Mcs => {
             let text = read(path)?;
-            let r = mcs_range(&text)
-                .map_err(|why| BitstreamError::Refused(format!("{}: {why}", path.display())))?;
+            let r = mcs_range(&text).map_err(|why| BitstreamError::Mcs {
+                path: path.to_path_buf(),
+                why,
+            })?;
             if r.low < board.flash.user_image_offset || r.low < MIN_USER_IMAGE_OFFSET {
                 return Err(BitstreamError::Refused(format!(
                     "{} starts at {:#010x}, below the user-image offset {}: the golden image is never written (nothing was written)",
@@ -656,7 +716,7 @@ mod tests {
             "xcu250-figd2104-2L-e",
             "xcu55c-fsvh2892-2L-e"
         ));
-        assert!(read_bit_header(b"junk").is_err());
+        assert_eq!(read_bit_header(b"junk"), Err(BitHeaderError::Truncated));
     }
 
     fn record(kind: u8, addr: u16, data: &[u8]) -> String {
@@ -679,6 +739,6 @@ mod tests {
             })
         );
         let bad = text.replace(":04200000", ":04200001");
-        assert!(mcs_range(&bad).unwrap_err().contains("checksum"));
+        assert_eq!(mcs_range(&bad), Err(McsError::Checksum { line: 2 }));
     }
 }

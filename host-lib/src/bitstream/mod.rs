@@ -140,8 +140,8 @@ pub enum BitstreamError {
     Verilog {
         /// The file.
         file: PathBuf,
-        /// What could not be found.
-        why: String,
+        /// What could not be read or found.
+        why: opennic::VerilogError,
     },
     /// The OpenNIC top does not exist yet.
     #[error("the OpenNIC top `weft_top` is not built yet (issue 8); --dry-run writes the flow files for inspection")]
@@ -175,6 +175,23 @@ pub enum BitstreamError {
         whs: f64,
         /// The timing summary report.
         report: PathBuf,
+    },
+    /// A `.bit` image whose header cannot be read; nothing was written.
+    #[error("{}: {why}", path.display())]
+    BitHeader {
+        /// The image.
+        path: PathBuf,
+        /// What is wrong with its header.
+        why: flash::BitHeaderError,
+    },
+    /// A `.mcs` image that is not Intel HEX weft can read; nothing was
+    /// written.
+    #[error("{}: {why}", path.display())]
+    Mcs {
+        /// The image.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: flash::McsError,
     },
     /// An action refused for safety (part or IDCODE mismatch, golden-image
     /// region, no confirmation, ...). Nothing was written.

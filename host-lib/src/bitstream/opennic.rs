@@ -82,14 +82,20 @@ impl Port {
     }
 
     /// The width for parameters `NUM_INTF` and `NUM_QDMA`.
-    pub fn width(&self, num_intf: i64, num_qdma: i64) -> std::result::Result<i64, String> {
+    pub fn width(&self, num_intf: i64, num_qdma: i64) -> std::result::Result<i64, WidthError> {
         let Some(r) = &self.range else { return Ok(1) };
-        let (msb, lsb) = r
-            .split_once(':')
-            .ok_or_else(|| format!("range [{r}] of {} is not msb:lsb", self.name))?;
+        let (msb, lsb) = r.split_once(':').ok_or_else(|| WidthError::NotMsbLsb {
+            port: self.name.clone(),
+            range: r.clone(),
+        })?;
         let vars = [("NUM_INTF", num_intf), ("NUM_QDMA", num_qdma)];
-        let msb = eval(msb, &vars).map_err(|e| format!("range [{r}] of {}: {e}", self.name))?;
-        let lsb = eval(lsb, &vars).map_err(|e| format!("range [{r}] of {}: {e}", self.name))?;
+        let expr = |why| WidthError::Expr {
+            port: self.name.clone(),
+            range: r.clone(),
+            why,
+        };
+        let msb = eval(msb, &vars).map_err(expr)?;
+        let lsb = eval(lsb, &vars).map_err(expr)?;
         Ok((msb - lsb).abs() + 1)
     }
 
@@ -100,6 +106,50 @@ impl Port {
             None => format!("{:<6} {}", self.dir.keyword(), self.name),
         }
     }
+}
+
+/// Why a port's width cannot be computed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WidthError {
+    /// The range has no `:`.
+    #[error("range [{range}] of {port} is not msb:lsb")]
+    NotMsbLsb {
+        /// The port.
+        port: String,
+        /// Its range, without brackets.
+        range: String,
+    },
+    /// A bound of the range is not an expression weft evaluates.
+    #[error("range [{range}] of {port}: {why}")]
+    Expr {
+        /// The port.
+        port: String,
+        /// Its range, without brackets.
+        range: String,
+        /// What is wrong with the bound.
+        why: ExprError,
+    },
+}
+
+/// Why a width expression cannot be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExprError {
+    /// A `(` without its `)`.
+    #[error("unbalanced parenthesis")]
+    Unbalanced,
+    /// Digits that do not fit an `i64`.
+    #[error("bad number {0:?}")]
+    Number(String),
+    /// A name other than `NUM_INTF` and `NUM_QDMA`.
+    #[error("unknown name {0:?}")]
+    Name(String),
+    /// Text that starts no number, name or parenthesis (the rest of the
+    /// expression from there).
+    #[error("cannot read {0:?}")]
+    Unreadable(String),
+    /// An expression followed by more text (the whole expression).
+    #[error("trailing text in {0:?}")]
+    Trailing(String),
 }
 
 /// The 250 MHz box's ports as `plugin/p2p/p2p_250mhz.sv` declares them
@@ -205,7 +255,7 @@ pub fn contract_diffs(found: &[Port], contract: &[Port]) -> Vec<String> {
                             break;
                         }
                         (Err(e), _) | (_, Err(e)) => {
-                            diffs.push(e);
+                            diffs.push(e.to_string());
                             break;
                         }
                     }
@@ -223,7 +273,7 @@ pub fn contract_diffs(found: &[Port], contract: &[Port]) -> Vec<String> {
 
 /// Evaluate a width expression: integers, `NUM_INTF`/`NUM_QDMA`, `+ - *`,
 /// parentheses.
-fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
+fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, ExprError> {
     struct P<'a> {
         s: &'a [u8],
         i: usize,
@@ -235,7 +285,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                 self.i += 1;
             }
         }
-        fn sum(&mut self) -> std::result::Result<i64, String> {
+        fn sum(&mut self) -> std::result::Result<i64, ExprError> {
             let mut v = self.prod()?;
             loop {
                 self.ws();
@@ -252,7 +302,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                 }
             }
         }
-        fn prod(&mut self) -> std::result::Result<i64, String> {
+        fn prod(&mut self) -> std::result::Result<i64, ExprError> {
             let mut v = self.atom()?;
             loop {
                 self.ws();
@@ -264,7 +314,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                 }
             }
         }
-        fn atom(&mut self) -> std::result::Result<i64, String> {
+        fn atom(&mut self) -> std::result::Result<i64, ExprError> {
             self.ws();
             let start = self.i;
             match self.s.get(self.i) {
@@ -273,7 +323,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                     let v = self.sum()?;
                     self.ws();
                     if self.s.get(self.i) != Some(&b')') {
-                        return Err("unbalanced parenthesis".into());
+                        return Err(ExprError::Unbalanced);
                     }
                     self.i += 1;
                     Ok(v)
@@ -283,7 +333,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                         self.i += 1;
                     }
                     let t = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
-                    t.parse().map_err(|_| format!("bad number {t:?}"))
+                    t.parse().map_err(|_| ExprError::Number(t.to_string()))
                 }
                 Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
                     while self.i < self.s.len()
@@ -296,11 +346,10 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
                         .iter()
                         .find(|(n, _)| *n == t)
                         .map(|(_, v)| *v)
-                        .ok_or_else(|| format!("unknown name {t:?}"))
+                        .ok_or_else(|| ExprError::Name(t.to_string()))
                 }
-                _ => Err(format!(
-                    "cannot read {:?}",
-                    String::from_utf8_lossy(&self.s[start..])
+                _ => Err(ExprError::Unreadable(
+                    String::from_utf8_lossy(&self.s[start..]).into_owned(),
                 )),
             }
         }
@@ -313,7 +362,7 @@ fn eval(expr: &str, vars: &[(&str, i64)]) -> std::result::Result<i64, String> {
     let v = p.sum()?;
     p.ws();
     if p.i != p.s.len() {
-        return Err(format!("trailing text in {expr:?}"));
+        return Err(ExprError::Trailing(expr.to_string()));
     }
     Ok(v)
 }
@@ -350,9 +399,111 @@ fn strip_comments(text: &str) -> String {
     out
 }
 
+/// Why a Verilog file of the shell is not one weft can read or adapt: its
+/// module's ANSI port list cannot be read, or an instance is not where weft
+/// expects it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerilogError {
+    /// The module is not declared.
+    #[error("no `module {module}`")]
+    NoModule {
+        /// The module looked for.
+        module: String,
+    },
+    /// A parameter or port list that does not close.
+    #[error("unbalanced parentheses after `module {module}`")]
+    Unbalanced {
+        /// The module.
+        module: String,
+    },
+    /// `#` not followed by `(`.
+    #[error("`module {module} #` without a parameter list")]
+    NoParameterList {
+        /// The module.
+        module: String,
+    },
+    /// No `(` after the module name (and parameters).
+    #[error("`module {module}` has no port list")]
+    NoPortList {
+        /// The module.
+        module: String,
+    },
+    /// An `` `ifdef `` inside another.
+    #[error("nested `ifdef in the port list is not supported")]
+    NestedIfdef,
+    /// `` `ifdef `` or `` `elsif `` without its macro.
+    #[error("`{directive} without a macro")]
+    NoMacro {
+        /// `ifdef` or `elsif`.
+        directive: &'static str,
+    },
+    /// `` `elsif ``, `` `else `` or `` `endif `` outside an `` `ifdef ``.
+    #[error("`{directive} without `ifdef")]
+    WithoutIfdef {
+        /// The directive.
+        directive: &'static str,
+    },
+    /// A directive other than `ifdef`, `elsif`, `else` and `endif`.
+    #[error("unsupported directive `{directive} in the port list")]
+    Directive {
+        /// The directive.
+        directive: String,
+    },
+    /// An `` `ifdef `` still open at the end of the port list.
+    #[error("`ifdef without `endif in the port list")]
+    Unterminated,
+    /// An `inout` port.
+    #[error("inout port in {declaration:?} is not supported")]
+    Inout {
+        /// The declaration.
+        declaration: String,
+    },
+    /// A `[` without its `]`.
+    #[error("unclosed [ in {declaration:?}")]
+    UnclosedRange {
+        /// The declaration.
+        declaration: String,
+    },
+    /// A declaration that is not `input|output [kind] [range] name`.
+    #[error("cannot read port declaration {declaration:?}")]
+    Declaration {
+        /// The declaration.
+        declaration: String,
+    },
+    /// A port whose direction or range differs between branches.
+    #[error("port {port} is declared differently in two `ifdef branches")]
+    Redeclared {
+        /// The port.
+        port: String,
+    },
+    /// A port in two separate `` `ifdef `` blocks.
+    #[error("port {port} appears in two `ifdef blocks")]
+    TwoBlocks {
+        /// The port.
+        port: String,
+    },
+    /// A port under `` `else `` that some other branch lacks.
+    #[error("port {port} exists under `else but not in every branch: not supported")]
+    PartialElse {
+        /// The port.
+        port: String,
+    },
+    /// Not exactly one instance of a module.
+    #[error("expected one instance of {module}, found {found}")]
+    Instances {
+        /// The module.
+        module: &'static str,
+        /// Instances found.
+        found: usize,
+    },
+}
+
 /// The ANSI port list of `module` in Verilog/SystemVerilog `text`, with the
 /// `ifdef` conditions of conditional ports.
-pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<Port>, String> {
+pub fn parse_module_ports(
+    text: &str,
+    module: &str,
+) -> std::result::Result<Vec<Port>, VerilogError> {
     let text = strip_comments(text);
     let bytes = text.as_bytes();
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
@@ -373,13 +524,15 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
         }
         from = e;
     }
-    let mut i = at.ok_or_else(|| format!("no `module {module}`"))?;
+    let mut i = at.ok_or_else(|| VerilogError::NoModule {
+        module: module.to_string(),
+    })?;
     let skip_ws = |i: &mut usize| {
         while *i < bytes.len() && bytes[*i].is_ascii_whitespace() {
             *i += 1;
         }
     };
-    let matching = |open: usize| -> std::result::Result<usize, String> {
+    let matching = |open: usize| -> std::result::Result<usize, VerilogError> {
         let mut depth = 0;
         for (k, &b) in bytes.iter().enumerate().skip(open) {
             match b {
@@ -393,20 +546,26 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
                 _ => {}
             }
         }
-        Err(format!("unbalanced parentheses after `module {module}`"))
+        Err(VerilogError::Unbalanced {
+            module: module.to_string(),
+        })
     };
     skip_ws(&mut i);
     if bytes.get(i) == Some(&b'#') {
         i += 1;
         skip_ws(&mut i);
         if bytes.get(i) != Some(&b'(') {
-            return Err(format!("`module {module} #` without a parameter list"));
+            return Err(VerilogError::NoParameterList {
+                module: module.to_string(),
+            });
         }
         i = matching(i)? + 1;
         skip_ws(&mut i);
     }
     if bytes.get(i) != Some(&b'(') {
-        return Err(format!("`module {module}` has no port list"));
+        return Err(VerilogError::NoPortList {
+            module: module.to_string(),
+        });
     }
     let close = matching(i)?;
     let body = &text[i + 1..close];
@@ -431,29 +590,36 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
             match kw {
                 "ifdef" => {
                     if current.is_some() {
-                        return Err("nested `ifdef in the port list is not supported".into());
+                        return Err(VerilogError::NestedIfdef);
                     }
                     chains.push(Chain {
                         branches: vec![arg.clone()],
                     });
                     current = Some(chains.len() - 1);
                     if arg.is_none() {
-                        return Err("`ifdef without a macro".into());
+                        return Err(VerilogError::NoMacro { directive: "ifdef" });
                     }
                 }
                 "elsif" | "else" => {
-                    let c = current.ok_or(format!("`{kw} without `ifdef"))?;
+                    let directive = if kw == "elsif" { "elsif" } else { "else" };
+                    let c = current.ok_or(VerilogError::WithoutIfdef { directive })?;
                     if kw == "elsif" && arg.is_none() {
-                        return Err("`elsif without a macro".into());
+                        return Err(VerilogError::NoMacro { directive });
                     }
                     chains[c]
                         .branches
                         .push(if kw == "elsif" { arg } else { None });
                 }
                 "endif" => {
-                    current.take().ok_or("`endif without `ifdef")?;
+                    current
+                        .take()
+                        .ok_or(VerilogError::WithoutIfdef { directive: "endif" })?;
                 }
-                other => return Err(format!("unsupported directive `{other} in the port list")),
+                other => {
+                    return Err(VerilogError::Directive {
+                        directive: other.to_string(),
+                    })
+                }
             }
             continue;
         }
@@ -473,7 +639,9 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
                 }
             }
             if rest.starts_with("inout") {
-                return Err(format!("inout port in {p:?} is not supported"));
+                return Err(VerilogError::Inout {
+                    declaration: p.to_string(),
+                });
             }
             let range;
             if let Some(d) = dir {
@@ -485,7 +653,9 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
                     }
                 }
                 if let Some(r) = rest.strip_prefix('[') {
-                    let end = r.find(']').ok_or_else(|| format!("unclosed [ in {p:?}"))?;
+                    let end = r.find(']').ok_or_else(|| VerilogError::UnclosedRange {
+                        declaration: p.to_string(),
+                    })?;
                     range = Some(
                         r[..end]
                             .chars()
@@ -503,11 +673,14 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
                 dir = last_dir;
                 range = last_range.clone();
             }
-            let dir = dir.ok_or_else(|| format!("cannot read port declaration {p:?}"))?;
+            let unreadable = || VerilogError::Declaration {
+                declaration: p.to_string(),
+            };
+            let dir = dir.ok_or_else(unreadable)?;
             let name = rest;
             if name.is_empty() || !name.bytes().all(is_ident) || name.as_bytes()[0].is_ascii_digit()
             {
-                return Err(format!("cannot read port declaration {p:?}"));
+                return Err(unreadable());
             }
             let branch = current.map(|c| (c, chains[c].branches.len() - 1));
             let entry = seen.entry(name.to_string()).or_insert_with(|| {
@@ -515,9 +688,9 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
                 (Port::new(name, dir, range.clone()), vec![])
             });
             if entry.0.dir != dir || entry.0.range != range {
-                return Err(format!(
-                    "port {name} is declared differently in two `ifdef branches"
-                ));
+                return Err(VerilogError::Redeclared {
+                    port: name.to_string(),
+                });
             }
             if let Some(b) = branch {
                 entry.1.push(b);
@@ -527,7 +700,7 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
         }
     }
     if current.is_some() {
-        return Err("`ifdef without `endif in the port list".into());
+        return Err(VerilogError::Unterminated);
     }
     let mut ports = vec![];
     for name in order {
@@ -538,7 +711,7 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
         }
         let chain_ids: BTreeSet<usize> = branches.iter().map(|&(c, _)| c).collect();
         if chain_ids.len() != 1 {
-            return Err(format!("port {name} appears in two `ifdef blocks"));
+            return Err(VerilogError::TwoBlocks { port: name });
         }
         let c = &chains[*chain_ids.iter().next().unwrap_or(&0)];
         let in_branches: BTreeSet<usize> = branches.iter().map(|&(_, b)| b).collect();
@@ -550,11 +723,7 @@ pub fn parse_module_ports(text: &str, module: &str) -> std::result::Result<Vec<P
         for b in in_branches {
             match &c.branches[b] {
                 Some(m) => port.only_if.push(m.clone()),
-                None => {
-                    return Err(format!(
-                        "port {name} exists under `else but not in every branch: not supported"
-                    ))
-                }
+                None => return Err(VerilogError::PartialElse { port: name }),
             }
         }
         ports.push(port);
@@ -649,7 +818,10 @@ impl ShellCheckout {
         if n != 1 {
             return Err(BitstreamError::Verilog {
                 file: path,
-                why: format!("expected one instance of {P2P_MODULE}, found {n}"),
+                why: VerilogError::Instances {
+                    module: P2P_MODULE,
+                    found: n,
+                },
             });
         }
         Ok(format!(
@@ -863,7 +1035,35 @@ mod tests {
         let v = [("NUM_INTF", 2), ("NUM_QDMA", 3)];
         assert_eq!(eval("512*NUM_INTF*NUM_QDMA-1", &v), Ok(3071));
         assert_eq!(eval("(NUM_INTF+1)*2", &v), Ok(6));
-        assert!(eval("FOO-1", &v).is_err());
+        assert_eq!(eval("FOO-1", &v), Err(ExprError::Name("FOO".into())));
+        assert_eq!(eval("(1+2", &v), Err(ExprError::Unbalanced));
+        assert_eq!(eval("1 2", &v), Err(ExprError::Trailing("1 2".into())));
+        let p = Port::new("x", Dir::Input, Some("FOO-1:0".into()));
+        assert_eq!(
+            p.width(1, 1).unwrap_err().to_string(),
+            r#"range [FOO-1:0] of x: unknown name "FOO""#
+        );
+    }
+
+    #[test]
+    fn port_list_errors_say_what_is_wrong() {
+        let err = |t: &str| parse_module_ports(t, "m").unwrap_err();
+        assert_eq!(
+            err("module n (input a);"),
+            VerilogError::NoModule { module: "m".into() }
+        );
+        assert_eq!(
+            err("module m (\n`endif\n);").to_string(),
+            "`endif without `ifdef"
+        );
+        assert_eq!(
+            err("module m (\n  inout a\n);").to_string(),
+            r#"inout port in "inout a" is not supported"#
+        );
+        assert_eq!(
+            err("module m (\n`ifdef A\n  input a\n`endif\n`ifdef B\n  input a\n`endif\n);"),
+            VerilogError::TwoBlocks { port: "a".into() }
+        );
     }
 
     #[test]

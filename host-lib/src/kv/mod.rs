@@ -123,6 +123,23 @@ pub enum KvError {
     /// The device cannot run a key-value job in this build.
     #[error("{0}")]
     Unsupported(String),
+    /// The simulated card could not be built or started.
+    #[error("{device}: {error}")]
+    Sim {
+        /// The device spec.
+        device: String,
+        /// What the simulator reported.
+        error: weft_sim::SimError,
+    },
+    /// The card's host queues could not be set up (a register access of
+    /// the setup failed).
+    #[error("{device}: host queues: {error}")]
+    Queues {
+        /// The device spec.
+        device: String,
+        /// What the driver reported.
+        error: weft_driver::Error,
+    },
 }
 
 /// How a job runs.
@@ -340,12 +357,20 @@ pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
             config.slot_bits,
             &EngineOptions::default(),
         )
-        .map_err(|e| KvError::Unsupported(format!("{device}: {e}")))?;
+        .map_err(|error| KvError::Sim {
+            device: device.to_string(),
+            error,
+        })?;
         // Packets go to the card on H2C queue 0, acks and records come back
         // on C2H queue 0 (weft's ring protocol, served by the simulated
         // card's modelled queue engine).
-        let card = weft_sim::kv_rings::RingKvCard::new(std::sync::Arc::new(dev))
-            .map_err(|e| KvError::Unsupported(format!("{device}: host queues: {e}")))?;
+        let card =
+            weft_sim::kv_rings::RingKvCard::new(std::sync::Arc::new(dev)).map_err(|error| {
+                KvError::Queues {
+                    device: device.to_string(),
+                    error,
+                }
+            })?;
         Ok(OpenedCard {
             card: Box::new(card),
             kind,

@@ -9,4 +9,4 @@ pub mod trace;
 pub use program::{parse, verify, Parsed, Rejection};
 #[cfg(feature = "sim")]
 pub use run::{run, RunOptions, RunReport};
-pub use trace::parse_trace;
+pub use trace::{parse_trace, TraceError, TraceFault};

@@ -1,6 +1,6 @@
 //! `weft avm`: scenarios, observation and actions on the AVM pool.
 
-use super::{print_json, spinner};
+use crate::{print_json, spinner};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
-//! `weft agg grad` and `weft bench grad`: training jobs sharing the card's
-//! gradient aggregation engine, in device time.
+//! `weft agg grad`: training jobs sharing the card's gradient aggregation
+//! engine, in device time. `weft bench grad` (in `bench`) runs the same
+//! jobs under both policies over many seeds.
 
-use super::{print_json, spinner};
+use crate::{print_json, spinner};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -40,39 +41,14 @@ pub struct AggGradArgs {
     json: bool,
 }
 
-#[derive(Args)]
-pub struct BenchGradArgs {
-    /// The workload (default: the shipped examples/grad/jobs.toml, built in).
-    #[arg(long)]
-    jobs: Option<PathBuf>,
-    /// The engine: sim:model (default; cycle-exact to the RTL and fast),
-    /// sim:verilator or sim.
-    #[arg(long, default_value = "sim:model")]
-    device: DeviceSpec,
-    /// Aggregator slots (256 or 16 on the RTL; any power of two on sim:model).
-    #[arg(long, default_value_t = 256)]
-    slots: usize,
-    /// First seed (of the workers' compute jitter and the gradients).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Seeds to run, from --seed on; each runs both policies. Under fifo
-    /// the outcome swings with the stragglers the seed draws, so the
-    /// comparison is of means over many.
-    #[arg(long, default_value_t = 20)]
-    seeds: u64,
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
-}
-
-fn load(path: &std::path::Path, chunk_values: usize) -> Result<JobsFile> {
+pub fn load(path: &std::path::Path, chunk_values: usize) -> Result<JobsFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     grad::parse(&text, chunk_values).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// Open a card, with a spinner over Verilator's build stages.
-fn open(device: &DeviceSpec, slots: usize) -> Result<OpenedCard, GradError> {
+pub fn open(device: &DeviceSpec, slots: usize) -> Result<OpenedCard, GradError> {
     let pb = spinner();
     let progress = |m: &str| pb.set_message(format!("Verilator: {m}"));
     let r = grad::open_card(device, slots, Some(&progress));
@@ -82,7 +58,7 @@ fn open(device: &DeviceSpec, slots: usize) -> Result<OpenedCard, GradError> {
 
 /// The packet geometry does not depend on the slots: 64-value chunks on
 /// every 512-bit build.
-const CHUNK_VALUES: usize = weft_model::grad_agg::Config::CARD.geometry().chunk_values();
+pub const CHUNK_VALUES: usize = weft_model::grad_agg::Config::CARD.geometry().chunk_values();
 
 pub fn agg(a: AggGradArgs) -> Result<()> {
     // Everything that can be refused is refused before the card is opened.
@@ -117,7 +93,7 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
 }
 
 /// The human-readable report of a run.
-pub fn render(r: &RunReport, device: &str) -> String {
+fn render(r: &RunReport, device: &str) -> String {
     let mut s = format!(
         "{} jobs on {device} ({}, {} slots, {}-value chunks), policy {}, window {}, loss {}, seed {}\n",
         r.jobs.len(),
@@ -200,87 +176,4 @@ pub fn render(r: &RunReport, device: &str) -> String {
         );
     }
     s
-}
-
-pub fn bench(a: BenchGradArgs) -> Result<()> {
-    let (file, name) = match &a.jobs {
-        Some(p) => (load(p, CHUNK_VALUES)?, p.display().to_string()),
-        None => (
-            grad::bench::workload(CHUNK_VALUES)?,
-            "examples/grad/jobs.toml (built in)".to_string(),
-        ),
-    };
-    if a.seeds == 0 {
-        bail!("--seeds must be at least 1");
-    }
-    let slots = a.slots;
-    // Prepare the engine once (a Verilator build is cached), then every
-    // run gets a fresh card.
-    drop(open(&a.device, slots).with_context(|| format!("opening {}", a.device))?);
-    let pb = spinner();
-    let progress = |m: &str| pb.set_message(m.to_string());
-    let device = a.device.clone();
-    let opener = move || grad::open_card(&device, slots, None);
-    let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
-    let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
-    pb.finish_and_clear();
-    let b = b?;
-    if a.json {
-        return print_json(&serde_json::json!({
-            "workload": name,
-            "device": a.device.to_string(),
-            "bench": b,
-        }));
-    }
-    println!(
-        "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seeds {}..={}",
-        file.jobs.len(),
-        a.device,
-        b.card,
-        b.slots,
-        seeds[0],
-        seeds[seeds.len() - 1]
-    );
-    println!(
-        "{:<12} {:>8} {:>11} {:>11} {:>7}",
-        "job", "B/cycle", "JCT fifo", "JCT dsa", "dsa/ff"
-    );
-    for (j, name) in b.jobs.iter().enumerate() {
-        let (f, d) = (b.fifo.job_jct[j], b.dsa.job_jct[j]);
-        println!(
-            "{:<12} {:>8.1} {:>11.0} {:>11.0} {:>7.2}",
-            name,
-            b.intensity[j],
-            f,
-            d,
-            d / f.max(1.0)
-        );
-    }
-    for r in &b.runs {
-        println!(
-            "seed {:>3}: average JCT fifo {:>9.0}, dsa {:>9.0}, fifo/dsa {:.3}",
-            r.seed, r.fifo.average_jct, r.dsa.average_jct, r.jct_ratio
-        );
-    }
-    for (p, m) in [("fifo", &b.fifo), ("dsa", &b.dsa)] {
-        println!(
-            "{p:<4}: average JCT {:>9.0} cycles, makespan {:>9.0}, {:.2} values/cycle, chunks on card {:.0} / by host {:.0}, {:.0} preemptions, {:.0} packets forwarded (means over seeds)",
-            m.average_jct,
-            m.makespan,
-            m.values_per_cycle,
-            m.on_card,
-            m.by_host,
-            m.preemptions,
-            m.fallback_packets
-        );
-    }
-    println!(
-        "average JCT fifo / dsa = {:.3} over {} seeds (per seed {:.3} to {:.3}, median {:.3}; DSA reports up to 1.35x); every sum exact in every run",
-        b.jct_ratio,
-        b.runs.len(),
-        b.jct_ratio_range.0,
-        b.jct_ratio_range.1,
-        b.jct_ratio_median
-    );
-    Ok(())
 }

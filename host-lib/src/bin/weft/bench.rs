@@ -1,0 +1,344 @@
+//! `weft bench kv|queue|memops|grad`: benchmarks, counted in cycles.
+
+use crate::agg::grad::{load, open, CHUNK_VALUES};
+use crate::{print_json, spinner};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use weft::grad;
+use weft::DeviceSpec;
+
+#[derive(Subcommand)]
+pub enum BenchCmd {
+    /// The key-value engine: line rate at 512 bits (uniform, Zipf and
+    /// one-key streams), NIC residency with and without replacement (Zipf
+    /// 0.99 and 1.2, table 1% and 10% of the distinct keys), and simulation
+    /// speed of the card on both simulators.
+    Kv(BenchKvArgs),
+    /// Host queue throughput on one core: descriptors per second for batch
+    /// sizes 1, 8, 32 and 64 on the in-memory card double and on the
+    /// simulated card, beside the ceiling of descriptor and doorbell writes
+    /// alone.
+    Queue(BenchQueueArgs),
+    /// The MemOps port (8 stages): request headers per cycle under random
+    /// traffic, and with back-pressure on one destination; added latency.
+    Memops {
+        /// Requests per scenario.
+        #[arg(long, default_value_t = 2000)]
+        requests: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Gradient aggregation: the shipped multi-job workload (scarce slots,
+    /// jobs of different communication intensity) under fifo and dsa in one
+    /// run; average JCT of each and their ratio, values per cycle, chunks on
+    /// the card and by the host, preemptions.
+    Grad(BenchGradArgs),
+}
+
+#[derive(Args)]
+pub struct BenchKvArgs {
+    /// Full packets (182 tuples) per line-rate stream.
+    #[arg(long, default_value_t = 200)]
+    packets: usize,
+    /// Tuples per residency run.
+    #[arg(long, default_value_t = 1_000_000)]
+    tuples: u64,
+    /// Run the residency jobs on the reference model card (fast) instead of the RTL.
+    #[arg(long)]
+    model_card: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct BenchQueueArgs {
+    /// Descriptors per measurement on the in-memory double and the ceiling.
+    #[arg(long, default_value_t = 400_000)]
+    descriptors: u64,
+    /// Descriptors per measurement on the simulated card.
+    #[arg(long, default_value_t = 100_000)]
+    sim_descriptors: u64,
+    /// Message bytes.
+    #[arg(long, default_value_t = 64)]
+    message: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct BenchGradArgs {
+    /// The workload (default: the shipped examples/grad/jobs.toml, built in).
+    #[arg(long)]
+    jobs: Option<PathBuf>,
+    /// The engine: sim:model (default; cycle-exact to the RTL and fast),
+    /// sim:verilator or sim.
+    #[arg(long, default_value = "sim:model")]
+    device: DeviceSpec,
+    /// Aggregator slots (256 or 16 on the RTL; any power of two on sim:model).
+    #[arg(long, default_value_t = 256)]
+    slots: usize,
+    /// First seed (of the workers' compute jitter and the gradients).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Seeds to run, from --seed on; each runs both policies. Under fifo
+    /// the outcome swings with the stragglers the seed draws, so the
+    /// comparison is of means over many.
+    #[arg(long, default_value_t = 20)]
+    seeds: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: BenchCmd) -> Result<()> {
+    match cmd {
+        BenchCmd::Kv(a) => bench_kv(a),
+        BenchCmd::Queue(a) => bench_queue(a),
+        BenchCmd::Memops { requests, json } => bench_memops(requests, json),
+        BenchCmd::Grad(a) => bench_grad(a),
+    }
+}
+
+fn bench_memops(requests: usize, json: bool) -> Result<()> {
+    use weft_sim::engine::Engine;
+    let engine = if weft_sim::verilator::toolchain().is_ok() {
+        Engine::Verilator
+    } else {
+        Engine::RustHdl
+    };
+    let r = weft::bench::memops(engine, requests)?;
+    if json {
+        return print_json(&r);
+    }
+    println!("MemOps port, 8 stages, on {}:", engine.name());
+    for x in &r {
+        println!(
+            "  {:<38} {:>6} requests: {:.3} headers/cycle, added latency {} cycles, model {}",
+            x.scenario,
+            x.requests,
+            x.headers_per_cycle,
+            x.added_latency.map_or("n/a".into(), |l| l.to_string()),
+            if x.model_agrees {
+                "agrees"
+            } else {
+                "DISAGREES"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn bench_kv(a: BenchKvArgs) -> Result<()> {
+    use weft_sim::engine::Engine;
+    let verilator = weft_sim::verilator::toolchain().is_ok();
+    let engine = if verilator {
+        Engine::Verilator
+    } else {
+        Engine::RustHdl
+    };
+    if !verilator {
+        eprintln!(
+            "note: Verilator not found; the RTL runs in rust-hdl's simulator (slow at 512 bits)"
+        );
+    }
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let opts = weft::bench::BenchOptions {
+        engine,
+        packets: a.packets,
+        tuples: a.tuples,
+        model_card: a.model_card,
+        progress: Some(&progress),
+    };
+    let mut speed = vec![Engine::RustHdl];
+    if verilator {
+        speed.push(Engine::Verilator);
+    }
+    let r = weft::bench::kv(&opts, &speed);
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "line rate of kv_agg at 512 bits (8 lanes), full 1472-byte packets, on {}:",
+        engine.name()
+    );
+    println!(
+        "  {:<28} {:>9} {:>8} {:>10} {:>12} {:>11} {:>7}",
+        "stream", "tuples", "cycles", "beats/cyc", "tuples/cyc", "in. stalls", "model"
+    );
+    for l in &r.line_rate {
+        println!(
+            "  {:<28} {:>9} {:>8} {:>10.3} {:>12.3} {:>11} {:>7}",
+            l.stream,
+            l.tuples,
+            l.cycles,
+            l.beats_per_cycle,
+            l.tuples_per_cycle,
+            l.input_stalls,
+            if l.model_agrees { "agrees" } else { "DIFFERS" }
+        );
+    }
+    println!(
+        "\nNIC residency ({} card, {} slots, 8 workers):",
+        r.residency.first().map_or("", |x| x.card.as_str()),
+        r.residency.first().map_or(0, |x| x.slots)
+    );
+    println!(
+        "  {:>5} {:>9} {:>9} {:>7} {:>8} {:>9} {:>12} {:>11}",
+        "zipf", "universe", "distinct", "table", "replace", "resident", "host rec/t", "tuples/cyc"
+    );
+    for x in &r.residency {
+        println!(
+            "  {:>5} {:>9} {:>9} {:>6.1}% {:>8} {:>9.3} {:>12.3} {:>11.2}",
+            x.zipf,
+            x.universe,
+            x.distinct,
+            100.0 * x.table_fraction,
+            if x.replace { "on" } else { "off" },
+            x.nic_resident_fraction,
+            x.host_record_fraction,
+            x.tuples_per_cycle
+        );
+    }
+    println!("\nsimulation speed of the card (CSR + kv_agg at 512 bits), one 20k-tuple job:");
+    for s in &r.sim_speed {
+        println!(
+            "  {:<10} {:>9} cycles in {:>6.2} s: {:>10.0} cycles/s",
+            s.engine, s.cycles, s.seconds, s.cycles_per_second
+        );
+    }
+    Ok(())
+}
+
+fn bench_queue(a: BenchQueueArgs) -> Result<()> {
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let o = weft::queue_bench::QueueBenchOptions {
+        descriptors: a.descriptors,
+        sim_descriptors: a.sim_descriptors,
+        message: a.message,
+        ..Default::default()
+    };
+    let r = weft::queue_bench::run(&o, Some(&progress));
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "H2C ring throughput on one core: {}-byte messages, {}-entry ring, descriptors per second",
+        r.message, r.entries
+    );
+    println!(
+        "(ceiling: descriptor writes and one doorbell per batch only, on a double whose queue registers are plain memory)"
+    );
+    println!(
+        "  {:>5} {:>14} {:>16} {:>7} {:>16} {:>7}",
+        "batch", "ceiling", "in-memory double", "ratio", "simulated card", "ratio"
+    );
+    for row in &r.rows {
+        println!(
+            "  {:>5} {:>14.0} {:>16.0} {:>7.2} {:>16.0} {:>7.2}",
+            row.batch,
+            row.ceiling_per_s,
+            row.double_per_s,
+            row.double_ratio,
+            row.sim_per_s,
+            row.sim_ratio
+        );
+    }
+    println!(
+        "({} descriptors per measurement on the double and the ceiling, {} on the simulated card, whose queue engine is a software model; its RTL is not stepped)",
+        r.descriptors, r.sim_descriptors
+    );
+    Ok(())
+}
+
+fn bench_grad(a: BenchGradArgs) -> Result<()> {
+    let (file, name) = match &a.jobs {
+        Some(p) => (load(p, CHUNK_VALUES)?, p.display().to_string()),
+        None => (
+            grad::bench::workload(CHUNK_VALUES)?,
+            "examples/grad/jobs.toml (built in)".to_string(),
+        ),
+    };
+    if a.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let slots = a.slots;
+    // Prepare the engine once (a Verilator build is cached), then every
+    // run gets a fresh card.
+    drop(open(&a.device, slots).with_context(|| format!("opening {}", a.device))?);
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let device = a.device.clone();
+    let opener = move || grad::open_card(&device, slots, None);
+    let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
+    let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
+    pb.finish_and_clear();
+    let b = b?;
+    if a.json {
+        return print_json(&serde_json::json!({
+            "workload": name,
+            "device": a.device.to_string(),
+            "bench": b,
+        }));
+    }
+    println!(
+        "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seeds {}..={}",
+        file.jobs.len(),
+        a.device,
+        b.card,
+        b.slots,
+        seeds[0],
+        seeds[seeds.len() - 1]
+    );
+    println!(
+        "{:<12} {:>8} {:>11} {:>11} {:>7}",
+        "job", "B/cycle", "JCT fifo", "JCT dsa", "dsa/ff"
+    );
+    for (j, name) in b.jobs.iter().enumerate() {
+        let (f, d) = (b.fifo.job_jct[j], b.dsa.job_jct[j]);
+        println!(
+            "{:<12} {:>8.1} {:>11.0} {:>11.0} {:>7.2}",
+            name,
+            b.intensity[j],
+            f,
+            d,
+            d / f.max(1.0)
+        );
+    }
+    for r in &b.runs {
+        println!(
+            "seed {:>3}: average JCT fifo {:>9.0}, dsa {:>9.0}, fifo/dsa {:.3}",
+            r.seed, r.fifo.average_jct, r.dsa.average_jct, r.jct_ratio
+        );
+    }
+    for (p, m) in [("fifo", &b.fifo), ("dsa", &b.dsa)] {
+        println!(
+            "{p:<4}: average JCT {:>9.0} cycles, makespan {:>9.0}, {:.2} values/cycle, chunks on card {:.0} / by host {:.0}, {:.0} preemptions, {:.0} packets forwarded (means over seeds)",
+            m.average_jct,
+            m.makespan,
+            m.values_per_cycle,
+            m.on_card,
+            m.by_host,
+            m.preemptions,
+            m.fallback_packets
+        );
+    }
+    println!(
+        "average JCT fifo / dsa = {:.3} over {} seeds (per seed {:.3} to {:.3}, median {:.3}; DSA reports up to 1.35x); every sum exact in every run",
+        b.jct_ratio,
+        b.runs.len(),
+        b.jct_ratio_range.0,
+        b.jct_ratio_range.1,
+        b.jct_ratio_median
+    );
+    Ok(())
+}
