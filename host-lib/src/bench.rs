@@ -1,21 +1,25 @@
 //! `weft bench kv`: the key-value engine's figures, counted in cycles.
 //!
-//! - **Line rate**: the 512-bit engine (8 lanes, 512 slots per lane) fed
-//!   back to back with full 1472-byte packets (182 tuples, 23 beats), for a
-//!   uniform, a Zipf and a one-key stream; tuples and beats per cycle from
-//!   the first input beat to the last, and the cycles the input was held
-//!   off. Every run is also checked against the reference model.
+//! - **Line rate** of the `kv_agg` block alone (8 lanes, 512 slots per
+//!   lane, as in the card): fed back to back with full 1472-byte packets
+//!   (182 tuples, 23 beats), for a uniform, a Zipf and a one-key stream;
+//!   tuples and beats per cycle from the first input beat to the last, and
+//!   the cycles the input was held off. Every run is also checked against
+//!   the reference model. (A block figure: on the card the same packets
+//!   arrive as 24-beat frames.)
 //! - **Residency**: the fraction of tuples absorbed on the card, with and
 //!   without hot-key-agnostic replacement, for Zipf streams whose distinct
-//!   keys are about 100x and 10x the table, run by the host daemon on the
-//!   card.
+//!   keys are about 100x and 10x the card's table, run by the host daemon
+//!   on the card.
 //! - **Simulation speed**: cycles per second of the card on each simulator
 //!   (wall clock, informational).
 //!
 //! Nothing here is a pass/fail test; `weft bench kv` prints the figures.
 
+use crate::card::{Card, OpenOptions};
 use crate::kv::gen::{zipf, ZipfSpec};
 use crate::kv::{run, JobOptions};
+use crate::spec::DeviceSpec;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,24 +32,22 @@ use weft_model::kv_agg::ports::Lanes8;
 use weft_model::kv_agg::Config;
 use weft_regs::kv;
 use weft_sim::engine::{Engine, EngineOptions, Prepared};
-use weft_sim::kv_card::{KvCard, ModelCard};
-use weft_sim::SimDevice;
 
 /// Tuples in a full packet: 1472 bytes of UDP payload at 512 bits.
 pub const FULL_PACKET_TUPLES: usize = 182;
 
 /// What to run.
 pub struct BenchOptions<'a> {
-    /// Simulator for the card: Verilator when installed.
+    /// Simulator of the `kv_agg` block for the line-rate runs.
     pub engine: Engine,
     /// Packets per line-rate stream.
     pub packets: usize,
     /// Tuples per residency run.
     pub tuples: u64,
-    /// Run residency on the reference model card instead of the RTL.
-    pub model_card: bool,
+    /// The card the residency runs use (the model is the fast one).
+    pub card: DeviceSpec,
     /// Progress messages.
-    pub progress: Option<&'a dyn Fn(&str)>,
+    pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 /// One line-rate run.
@@ -246,44 +248,28 @@ fn universe_for(s: f64, tuples: u64, target: usize) -> Result<(u32, Vec<crate::k
     Ok((hi, best))
 }
 
-/// NIC residency with and without replacement, on the card with 512 slots.
+/// NIC residency with and without replacement, on the card (4096 slots).
 pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
-    let cfg = Config {
-        slot_bits: 6,
-        ..Config::DEFAULT
-    };
-    let slots = cfg.slots();
     let mut out = vec![];
     for s in [0.99, 1.2] {
         for fraction in [0.01, 0.10] {
-            let target = (slots as f64 / fraction) as usize;
             note(
                 opts,
                 &format!("residency: zipf {s}, table {}% of keys", fraction * 100.0),
             );
-            let (universe, tuples) = universe_for(s, opts.tuples, target)?;
-            let d = distinct(&tuples);
             for replace in [true, false] {
-                let mut card: Box<dyn KvCard> = if opts.model_card {
-                    Box::new(ModelCard::new(cfg))
-                } else {
-                    Box::new(SimDevice::with_geometry(
-                        opts.engine,
-                        weft_hdl::this_build(),
-                        cfg.slot_bits,
-                        &EngineOptions::default(),
-                    )?)
-                };
+                let card = Card::open_with(opts.card.clone(), &OpenOptions::default())?;
+                let (cfg, _) = crate::kv::daemon::geometry(card.regs())?;
+                let slots = cfg.slots();
+                let target = (slots as f64 / fraction) as usize;
+                let (universe, tuples) = universe_for(s, opts.tuples, target)?;
+                let d = distinct(&tuples);
                 let job = JobOptions {
                     workers: 8,
                     replace,
                     ..JobOptions::default()
                 };
-                let r = run(
-                    card.as_mut(),
-                    job,
-                    tuples.iter().map(|t| (t.worker, t.key, t.value)),
-                )?;
+                let r = run(&card, job, tuples.iter().map(|t| (t.worker, t.key, t.value)))?;
                 out.push(Residency {
                     zipf: s,
                     universe,
@@ -295,11 +281,7 @@ pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
                     nic_resident_fraction: r.stats.nic_resident_fraction,
                     host_record_fraction: r.stats.host_record_fraction,
                     tuples_per_cycle: r.stats.tuples_per_cycle,
-                    card: if opts.model_card {
-                        "model".into()
-                    } else {
-                        format!("rtl:{}", opts.engine.name())
-                    },
+                    card: card.name(),
                 });
             }
         }
@@ -307,8 +289,8 @@ pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
     Ok(out)
 }
 
-/// Cycles per second of the whole card on each simulator, on one job.
-pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
+/// Cycles per second of the whole card on each simulation, on one job.
+pub fn sim_speed(cards: &[DeviceSpec], tuples: u64) -> Result<Vec<SimSpeed>> {
     let stream = zipf(&ZipfSpec {
         s: 1.0,
         keys: 20_000,
@@ -317,11 +299,12 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
         seed: 5,
     })?;
     let mut out = vec![];
-    for &e in engines {
-        let mut dev = SimDevice::open(e, &EngineOptions::default())?;
+    for spec in cards {
+        let card = Card::open_with(spec.clone(), &OpenOptions::default())?;
         let t0 = Instant::now();
-        let r = run(
-            &mut dev,
+        let c0 = card.frames()?.cycles();
+        run(
+            &card,
             JobOptions {
                 workers: 4,
                 ..JobOptions::default()
@@ -329,10 +312,9 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
             stream.iter().map(|t| (t.worker, t.key, t.value)),
         )?;
         let secs = t0.elapsed().as_secs_f64();
-        let cycles = dev.cycles();
-        let _ = r;
+        let cycles = card.frames()?.cycles() - c0;
         out.push(SimSpeed {
-            engine: e.name().into(),
+            engine: card.name(),
             cycles,
             seconds: secs,
             cycles_per_second: cycles as f64 / secs.max(1e-9),
@@ -342,11 +324,11 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
 }
 
 /// Every figure.
-pub fn kv(opts: &BenchOptions, speed_engines: &[Engine]) -> Result<KvBench> {
+pub fn kv(opts: &BenchOptions, speed_cards: &[DeviceSpec]) -> Result<KvBench> {
     let line_rate = line_rate(opts)?;
     let residency = residency(opts)?;
     note(opts, "simulation speed");
-    let sim_speed = sim_speed(speed_engines, 20_000)?;
+    let sim_speed = sim_speed(speed_cards, 20_000)?;
     Ok(KvBench {
         line_rate,
         residency,

@@ -25,7 +25,6 @@ pub enum Error {
     #[error(transparent)]
     Sim(#[from] weft_sim::SimError),
     /// A key-value aggregation job failed.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Kv(#[from] crate::kv::KvError),
     /// The AVM pool.

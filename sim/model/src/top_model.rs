@@ -722,7 +722,7 @@ pub fn record_header(flags: u8, n: usize, job: u16, seq: u32) -> [u8; 16] {
 /// builds (`from` to `to`) for its records, with the header of
 /// docs/wire.md — RECORDS, FLUSH for drained records, FIN on the frame that
 /// ends a flush (its last flush frame, or an empty frame of its own), the
-/// job, consecutive sequence numbers from `seq0` — at most `max` records a
+/// job, consecutive sequence numbers from `seq0` (when given) — at most `max` records a
 /// frame, spilled and drained records never in one frame, and together they
 /// carry exactly the stream.
 pub fn check_record_frames(
@@ -731,7 +731,7 @@ pub fn check_record_frames(
     from: &Endpoint,
     to: &Endpoint,
     job: u16,
-    seq0: u32,
+    seq0: Option<u32>,
     max: usize,
 ) -> Result<(), String> {
     let mut at = 0;
@@ -794,7 +794,10 @@ pub fn check_record_frames(
                 0
             }
             | if fin { wire::KV_FLAG_FIN } else { 0 };
-        let want_h = record_header(flags, n, job, seq0.wrapping_add(k as u32));
+        let seq = seq0.map_or(u32::from_le_bytes([h[8], h[9], h[10], h[11]]), |s| {
+            s.wrapping_add(k as u32)
+        });
+        let want_h = record_header(flags, n, job, seq);
         if h != want_h {
             return Err(format!(
                 "record frame {k}: header {h:02x?}, want {want_h:02x?}"
