@@ -56,6 +56,9 @@ pub trait FramePorts: Send + Sync {
     fn cycles(&self) -> u64;
     /// Let `cycles` of device time pass (a simulated card steps its clocks).
     fn advance(&self, cycles: u64) -> Result<()>;
+    /// Frames offered on `port` that the card has not yet taken whole (0
+    /// where the implementation cannot tell, as on a real network).
+    fn backlog(&self, port: Port) -> usize;
     /// Frames offered and not yet taken, or inside the card and not yet out
     /// (as far as the implementation can tell): a drain waits for `false`.
     fn busy(&self) -> bool;

@@ -7,7 +7,8 @@
 use crate::spec::{DeviceSpec, SimEngine};
 use crate::{Error, Result};
 use std::sync::Arc;
-use weft_driver::{identify, CardInfo, Device, FramePorts};
+use weft_driver::{identify, CardInfo, Device, FramePorts, RegisterAccess};
+use weft_regs::net;
 
 /// Options for opening a card.
 #[derive(Default)]
@@ -18,7 +19,9 @@ pub struct OpenOptions<'a> {
     pub waves: Option<std::path::PathBuf>,
 }
 
-/// An open weft card.
+/// An open weft card. Clones share the card (its registers and frame
+/// ports), as handles on one device do.
+#[derive(Clone)]
 pub struct Card {
     spec: DeviceSpec,
     regs: Arc<dyn Device>,
@@ -99,6 +102,25 @@ impl Card {
     /// Read the ID block and walk the register chain.
     pub fn identify(&self) -> Result<CardInfo> {
         Ok(identify(self.regs.as_ref())?)
+    }
+
+    /// Give the card its own addresses ([`addr::card`]) in its `net`
+    /// registers: the MAC and IPv4 address frames to its engines carry.
+    pub fn set_address(&self) -> weft_driver::Result<()> {
+        let me = addr::card();
+        let (hi, lo) = weft_model::wire::mac_regs(&me.mac);
+        let r = self.regs();
+        r.write_reg(&net::MAC_HI, hi)?;
+        r.write_reg(&net::MAC_LO, lo)?;
+        r.write_reg(&net::IP, u32::from(me.ip))
+    }
+
+    /// Set `net.CTRL.ENABLE`: frames addressed to the card reach its
+    /// engines (configure everything else first).
+    pub fn enable_engines(&self) -> weft_driver::Result<()> {
+        let r = self.regs();
+        let ctrl = r.read_reg(&net::CTRL)?;
+        r.write_reg(&net::CTRL, net::CTRL_ENABLE.set(ctrl, 1))
     }
 }
 

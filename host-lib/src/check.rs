@@ -46,6 +46,19 @@ impl Checked {
         Ok((checked, c))
     }
 
+    /// Wrap `card` with a model of the image it reports in its ID block
+    /// (board, date, hash, features).
+    pub fn wrap_card(card: Card) -> crate::Result<(Card, Arc<Checked>)> {
+        let info = card.identify()?;
+        let build = BuildInfo {
+            board_id: info.board_id,
+            build_date: info.build_date,
+            git_hash: info.git_hash,
+            features: info.features,
+        };
+        Self::wrap(card, build)
+    }
+
     /// The stream (`tuser_src`) a frame the card sent belongs to, from its
     /// headers: the host sees no `tuser_src`.
     fn stream(f: &[u8]) -> u16 {
@@ -176,6 +189,9 @@ impl FramePorts for Checked {
     }
     fn advance(&self, cycles: u64) -> DriverResult<()> {
         self.frames.advance(cycles)
+    }
+    fn backlog(&self, port: Port) -> usize {
+        self.frames.backlog(port)
     }
     fn busy(&self) -> bool {
         self.frames.busy()

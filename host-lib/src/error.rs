@@ -28,11 +28,9 @@ pub enum Error {
     #[error(transparent)]
     Kv(#[from] crate::kv::KvError),
     /// The AVM pool.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Avm(#[from] crate::avm::AvmError),
     /// A gradient aggregation job.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Grad(#[from] crate::grad::GradError),
     /// A self-check found a disagreement or a broken rule.

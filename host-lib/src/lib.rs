@@ -27,13 +27,11 @@
 //! hardware only uses `default-features = false` and never compiles rust-hdl.
 #![deny(missing_docs)]
 
-#[cfg(feature = "sim")]
 pub mod avm;
 #[cfg(feature = "sim")]
 pub mod bench;
 pub mod bitstream;
 pub mod error;
-#[cfg(feature = "sim")]
 pub mod grad;
 pub mod card;
 pub mod check;

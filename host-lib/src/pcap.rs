@@ -56,6 +56,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::{DataLink, Endianness};
+use weft_driver::{Frame, FramePorts, Port};
 use weft_model::wire::Side;
 
 /// The snap length of every interface, and the most bytes of a frame that
@@ -304,6 +305,94 @@ impl Capture {
                 path,
                 source,
             })
+    }
+}
+
+/// A card's frame ports with every frame also written to a [`Capture`]:
+/// inputs at the device time they are offered, outputs at the cycle their
+/// last beat left. It sits at the seam ([`weft_driver::FramePorts`]), so it
+/// records any job on any card.
+pub struct Tap {
+    inner: std::sync::Arc<dyn FramePorts>,
+    cap: std::sync::Mutex<Option<Capture>>,
+    error: std::sync::Mutex<Option<PcapError>>,
+}
+
+impl Tap {
+    /// Record `card`'s frames into a new capture at `path`; returns the
+    /// card whose frames are recorded, and the tap to finish.
+    pub fn wrap(
+        card: crate::Card,
+        path: impl AsRef<Path>,
+        cycle_hz: u64,
+    ) -> crate::Result<(crate::Card, std::sync::Arc<Tap>)> {
+        let cap = Capture::create(path, cycle_hz).map_err(|e| crate::Error::Unsupported(e.to_string()))?;
+        let tap = std::sync::Arc::new(Tap {
+            inner: card.frames_arc()?,
+            cap: std::sync::Mutex::new(Some(cap)),
+            error: std::sync::Mutex::new(None),
+        });
+        let c = crate::Card::from_parts(card.spec().clone(), card.regs_arc(), Some(tap.clone()));
+        Ok((c, tap))
+    }
+
+    fn record(&self, stream: Stream, cycle: u64, bytes: &[u8]) {
+        let mut cap = self.cap.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = cap.as_mut() {
+            if let Err(e) = c.frame(stream, cycle, bytes) {
+                // The job goes on; the capture's error is reported by finish.
+                *cap = None;
+                self.error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+            }
+        }
+    }
+
+    /// Close the capture: the frames written, or the first error.
+    pub fn finish(&self) -> Result<u64, PcapError> {
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        match self.cap.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(c) => {
+                let n = c.frames();
+                c.finish().map(|()| n)
+            }
+            None => Ok(0),
+        }
+    }
+}
+
+fn side_of(p: Port) -> Side {
+    match p {
+        Port::Wire => Side::Wire,
+        Port::Host => Side::Host,
+    }
+}
+
+impl FramePorts for Tap {
+    fn send(&self, port: Port, frame: &[u8]) -> weft_driver::Result<()> {
+        self.inner.send(port, frame)?;
+        self.record(Stream::input(side_of(port)), self.inner.cycles(), frame);
+        Ok(())
+    }
+    fn recv(&self) -> weft_driver::Result<Vec<Frame>> {
+        let v = self.inner.recv()?;
+        for f in &v {
+            self.record(Stream::output(side_of(f.port)), f.cycle, &f.bytes);
+        }
+        Ok(v)
+    }
+    fn cycles(&self) -> u64 {
+        self.inner.cycles()
+    }
+    fn advance(&self, cycles: u64) -> weft_driver::Result<()> {
+        self.inner.advance(cycles)
+    }
+    fn backlog(&self, port: Port) -> usize {
+        self.inner.backlog(port)
+    }
+    fn busy(&self) -> bool {
+        self.inner.busy()
     }
 }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use common::weft;
-use weft::avm::{self, Act, AvmError, PolicyKind, PoolFactory, ScenarioOptions};
+use weft::avm::{self, Act, AvmError, PoolPolicy, PoolFactory, ScenarioOptions};
 use weft::spec::SimEngine;
 
 fn model() -> PoolFactory {
@@ -28,14 +28,14 @@ fn contention_inflates_the_victims_tail_and_the_slo_policy_flattens_it() {
         )
         .unwrap()
     };
-    let none = run(PolicyKind::None);
+    let none = run(PoolPolicy::None);
     let victim = &none.consumers[0];
     assert_eq!(victim.role, "victim");
     let inflation = victim.p99_inflation.unwrap();
     assert!(inflation >= 2.0, "unmanaged p99 inflation {inflation}");
     assert_eq!(none.actions, 0);
 
-    let slo = run(PolicyKind::Slo);
+    let slo = run(PoolPolicy::Slo);
     let inflation = slo.consumers[0].p99_inflation.unwrap();
     assert!(inflation <= 1.1, "managed p99 inflation {inflation}");
     assert!(slo.actions > 0);

@@ -10,7 +10,7 @@ mod common;
 
 use common::weft;
 use weft::grad::{
-    self, open_card, GradError, GradJob, JobOptions, JobsFile, PolicyKind, RunOptions, RunReport,
+    self, open_card, GradError, GradJob, JobOptions, JobsFile, PriorityPolicy, RunOptions, RunReport,
     Seeded,
 };
 use weft::spec::SimEngine;
@@ -263,7 +263,7 @@ fn run_on(
     device: &DeviceSpec,
     slots: usize,
     file: &JobsFile,
-    policy: PolicyKind,
+    policy: PriorityPolicy,
     loss: f64,
 ) -> RunReport {
     let mut card = open_card(device, slots, None).unwrap();
@@ -311,10 +311,10 @@ fn accounting(file: &JobsFile, r: &RunReport) {
 fn every_policy_is_exact_and_its_chunks_add_up() {
     let file = small();
     for loss in [0.0, 0.1] {
-        for policy in [PolicyKind::Fifo, PolicyKind::Static, PolicyKind::Dsa] {
+        for policy in [PriorityPolicy::Fifo, PriorityPolicy::Static, PriorityPolicy::Dsa] {
             let r = run_on(&MODEL, 16, &file, policy, loss);
             accounting(&file, &r);
-            if policy == PolicyKind::Fifo {
+            if policy == PriorityPolicy::Fifo {
                 // Equal priorities never preempt.
                 assert_eq!(r.counters.preempted, 0);
                 assert!(r.jobs.iter().all(|j| j.priority_max == 0));
@@ -325,14 +325,14 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
         }
     }
     // Sixteen slots for three jobs with stragglers: the host has work.
-    let r = run_on(&MODEL, 16, &file, PolicyKind::Fifo, 0.0);
+    let r = run_on(&MODEL, 16, &file, PriorityPolicy::Fifo, 0.0);
     assert!(r.by_host > 0 && r.counters.fallbacks > 0, "{r:?}");
-    let r = run_on(&MODEL, 16, &file, PolicyKind::Dsa, 0.0);
+    let r = run_on(&MODEL, 16, &file, PriorityPolicy::Dsa, 0.0);
     assert!(r.counters.preempted > 0);
     // The most intensive job ranks first, the least last.
     let p = |n: &str| r.jobs.iter().find(|j| j.name == n).unwrap().priority_min;
     assert!(p("chatty") > p("middle") && p("middle") > p("thinker"));
-    let r = run_on(&MODEL, 16, &file, PolicyKind::Static, 0.0);
+    let r = run_on(&MODEL, 16, &file, PriorityPolicy::Static, 0.0);
     assert_eq!(r.jobs[0].priority_max, 9);
     assert_eq!(r.jobs[2].priority_max, 0);
 }
@@ -343,8 +343,8 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
 fn policies_coincide_where_they_must() {
     let mut one = small();
     one.jobs.truncate(1);
-    let f = run_on(&MODEL, 16, &one, PolicyKind::Fifo, 0.0);
-    let d = run_on(&MODEL, 16, &one, PolicyKind::Dsa, 0.0);
+    let f = run_on(&MODEL, 16, &one, PriorityPolicy::Fifo, 0.0);
+    let d = run_on(&MODEL, 16, &one, PriorityPolicy::Dsa, 0.0);
     assert_eq!(f.jobs[0].finish, d.jobs[0].finish);
     assert_eq!(f.counters.packets, d.counters.packets);
     assert_eq!(d.jobs[0].priority_max, 15);
@@ -352,8 +352,8 @@ fn policies_coincide_where_they_must() {
     for j in &mut plain.jobs {
         j.priority = None;
     }
-    let f = run_on(&MODEL, 16, &plain, PolicyKind::Fifo, 0.0);
-    let s = run_on(&MODEL, 16, &plain, PolicyKind::Static, 0.0);
+    let f = run_on(&MODEL, 16, &plain, PriorityPolicy::Fifo, 0.0);
+    let s = run_on(&MODEL, 16, &plain, PriorityPolicy::Static, 0.0);
     let jct = |r: &RunReport| r.jobs.iter().map(|j| j.jct).collect::<Vec<_>>();
     assert_eq!(jct(&f), jct(&s));
     assert_eq!(s.counters.preempted, 0);
@@ -370,11 +370,11 @@ fn the_shipped_workload_runs_exactly_under_fifo_and_dsa() {
         want > 256,
         "a window per job must not fit the card's 256 slots"
     );
-    for policy in [PolicyKind::Fifo, PolicyKind::Dsa] {
+    for policy in [PriorityPolicy::Fifo, PriorityPolicy::Dsa] {
         let r = run_on(&MODEL, 256, &file, policy, 0.0);
         accounting(&file, &r);
         assert_eq!(r.leftover_slots, 0);
-        if policy == PolicyKind::Fifo {
+        if policy == PriorityPolicy::Fifo {
             assert_eq!(r.counters.preempted, 0);
         }
     }
@@ -392,13 +392,13 @@ fn the_same_run_on_every_engine_gives_the_same_figures() {
         v["card"] = "".into();
         v
     };
-    let model = run_on(&MODEL, 16, &file, PolicyKind::Dsa, 0.05);
+    let model = run_on(&MODEL, 16, &file, PriorityPolicy::Dsa, 0.05);
     assert!(model.counters.preempted > 0 && model.by_host > 0);
     let hdl = run_on(
         &DeviceSpec::Sim(SimEngine::RustHdl),
         16,
         &file,
-        PolicyKind::Dsa,
+        PriorityPolicy::Dsa,
         0.05,
     );
     assert_eq!(hdl.card, "rtl:rust-hdl");
@@ -408,7 +408,7 @@ fn the_same_run_on_every_engine_gives_the_same_figures() {
             &DeviceSpec::Sim(SimEngine::Verilator),
             16,
             &file,
-            PolicyKind::Dsa,
+            PriorityPolicy::Dsa,
             0.05,
         );
         assert_eq!(vl.card, "rtl:verilator");

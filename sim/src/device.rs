@@ -581,6 +581,15 @@ impl FramePorts for SimDevice {
         Ok(())
     }
 
+    fn backlog(&self, port: Port) -> usize {
+        let st = lock(&self.state);
+        match (&st.backend, port) {
+            (Backend::Rtl(rtl), Port::Wire) => rtl.rx.frames.len(),
+            (Backend::Rtl(rtl), Port::Host) => rtl.h2c.frames.len(),
+            (Backend::Model(m), p) => m.backlog(p),
+        }
+    }
+
     fn busy(&self) -> bool {
         let st = lock(&self.state);
         match &st.backend {

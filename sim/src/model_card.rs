@@ -40,8 +40,9 @@ struct Packer {
 /// The model card.
 pub struct ModelCard {
     model: TopModel,
-    /// Per input (wire, host): frames waiting to be taken.
-    inputs: [VecDeque<Vec<u8>>; 2],
+    /// Per input (wire, host): frames waiting to be taken, with the device
+    /// time each was offered.
+    inputs: [VecDeque<(Vec<u8>, u64)>; 2],
     /// Per input: the cycle the port is free again.
     free_at: [u64; 2],
     /// Per output (wire, host): the cycle the port is free again.
@@ -81,8 +82,13 @@ impl ModelCard {
     /// Queue `frame` on input `port` at device time `now`.
     pub fn send(&mut self, port: Port, frame: &[u8], now: u64) {
         self.progress(now);
-        self.inputs[index(port)].push_back(frame.to_vec());
+        self.inputs[index(port)].push_back((frame.to_vec(), now));
         self.run_inputs(now);
+    }
+
+    /// Frames waiting on input `port` (not yet taken whole).
+    pub fn backlog(&self, port: Port) -> usize {
+        self.inputs[index(port)].len()
     }
 
     /// Whether anything is waiting, in flight or packed and not sent.
@@ -95,13 +101,15 @@ impl ModelCard {
     /// Take inputs whose turn has come by `now`.
     fn run_inputs(&mut self, now: u64) {
         for k in 0..2 {
-            while let Some(f) = self.inputs[k].front() {
-                let start = self.free_at[k].max(self.now.min(now));
+            while let Some((f, offered)) = self.inputs[k].front() {
+                // A frame streams in from when it was offered or the port
+                // is free, whichever is later, one beat a cycle.
+                let start = self.free_at[k].max(*offered);
                 let done = start + f.len().div_ceil(64) as u64;
                 if done > now {
                     break;
                 }
-                let f = self.inputs[k].pop_front().expect("a frame");
+                let (f, _) = self.inputs[k].pop_front().expect("a frame");
                 self.free_at[k] = done;
                 let side = if k == 0 { Side::Wire } else { Side::Host };
                 self.model.frame(side, &InFrame::new(f));

@@ -109,15 +109,12 @@ fn regs_err(e: weft_driver::Error) -> KvError {
     KvError::Card(e)
 }
 
-/// Configure the card's addresses for a key-value job: its own MAC and IP,
-/// the collector on its host port, record packing, engines on.
-pub fn configure(dev: &dyn Device, collector: &Endpoint) -> Result<()> {
+/// Configure the card for a key-value job: its own addresses, the
+/// collector on its host port, record packing, engines on.
+pub fn configure(card: &Card, collector: &Endpoint) -> Result<()> {
+    let dev = card.regs();
     let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
-    let me = addr::card();
-    let (hi, lo) = wire::mac_regs(&me.mac);
-    w(&net::MAC_HI, hi)?;
-    w(&net::MAC_LO, lo)?;
-    w(&net::IP, u32::from(me.ip))?;
+    card.set_address().map_err(regs_err)?;
     let (hi, lo) = wire::mac_regs(&collector.mac);
     w(&net::KV_MAC_HI, hi)?;
     w(&net::KV_MAC_LO, lo)?;
@@ -126,8 +123,7 @@ pub fn configure(dev: &dyn Device, collector: &Endpoint) -> Result<()> {
     w(&net::PACK_MAX, wire::KV_DEFAULT_RECORDS as u32)?;
     w(&net::PACK_WAIT, addr::PACK_WAIT)?;
     w(&net::PACK_SEQ, 0)?;
-    let ctrl = dev.read_reg(&net::CTRL).map_err(regs_err)?;
-    w(&net::CTRL, net::CTRL_ENABLE.set(ctrl, 1))
+    card.enable_engines().map_err(regs_err)
 }
 
 /// The card's key-value geometry from its `kv.GEOMETRY` register.
@@ -183,7 +179,7 @@ impl Daemon {
             port: addr::KV_COLLECTOR_PORT,
             ..addr::host()
         };
-        configure(dev, &collector)?;
+        configure(card, &collector)?;
 
         let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
         w(&kv::JOB, opts.job as u32)?;

@@ -431,7 +431,7 @@ impl TopModel {
                 }
             }
         };
-        let f = build_frame(&self.me(wire::MEMOPS_PORT), &from, &completion_payload(&c));
+        let f = build_frame(&self.me(wire::MEMOPS_PORT), &from, &wire::memops_completion(&c));
         self.counters[counter::MEMOPS_REPLIES] += 1;
         self.send(OutPort::of(side), wire::SRC_MEMOPS, f);
     }
@@ -692,16 +692,6 @@ pub fn ack_payload(a: &Ack, job: u16) -> Vec<u8> {
     p[6..8].copy_from_slice(&a.sender.to_le_bytes());
     p[8..12].copy_from_slice(&a.seq.to_le_bytes());
     p[12] = a.status as u8;
-    p
-}
-
-/// The payload of a MemOps completion frame (docs/wire.md).
-pub fn completion_payload(c: &Completion) -> Vec<u8> {
-    let mut p = vec![0u8; 16];
-    p[0] = c.dst;
-    p[1] = c.tag;
-    p[2] = c.status as u8;
-    p[8..16].copy_from_slice(&c.data.to_le_bytes());
     p
 }
 
