@@ -157,7 +157,7 @@ pub struct JobReport {
 }
 
 /// Counters read from the engine's registers at the end of a run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CardCounters {
     /// Packets in.
     pub packets: u64,

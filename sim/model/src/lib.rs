@@ -12,7 +12,6 @@
 
 pub mod avm;
 pub mod axil;
-pub mod card;
 pub mod cdc;
 pub mod clocks;
 pub mod csr;
