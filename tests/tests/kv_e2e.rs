@@ -49,7 +49,9 @@ fn job(spec: &str, tuples: usize, workers: usize, replace: bool, net: NetConfig,
     let out = run(&card, opts, ts).unwrap();
     assert_eq!(out.sums, want, "{spec}: sums must be exact");
     let compared = checker.verdict().unwrap_or_else(|e| panic!("{spec}: {e}"));
-    assert!(compared > 10, "{spec}: {compared} frames compared");
+    // Acks (one per packet) and record frames.
+    let least = if tuples > 1000 { 100 } else { 2 };
+    assert!(compared > least, "{spec}: {compared} frames compared");
     let st = &out.stats;
     if net.loss > 0.0 {
         assert!(st.retransmissions > 0, "{st:?}");
