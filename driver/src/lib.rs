@@ -9,8 +9,9 @@
 //! On top of it, written once for every device: typed register access
 //! through weft-regs ([`regs::RegisterAccess`]), discovery of the
 //! self-describing register chain ([`discover::identify`]), an IOVA
-//! allocator for DMA mappings ([`iova::IovaAllocator`]), and the host
-//! queues ([`queue`]: descriptor rings, doorbells, completion rings).
+//! allocator for DMA mappings ([`iova::IovaAllocator`]). Frames, the
+//! card's other half, cross [`frames::FramePorts`]: the card's wire and
+//! host ports, one small trait for every transport that carries them.
 #![deny(missing_docs)]
 
 pub mod device;

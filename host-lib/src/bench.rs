@@ -270,7 +270,11 @@ pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
                     replace,
                     ..JobOptions::default()
                 };
-                let r = run(&card, job, tuples.iter().map(|t| (t.worker, t.key, t.value)))?;
+                let r = run(
+                    &card,
+                    job,
+                    tuples.iter().map(|t| (t.worker, t.key, t.value)),
+                )?;
                 out.push(Residency {
                     zipf: s,
                     universe,

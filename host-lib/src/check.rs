@@ -62,7 +62,9 @@ impl Checked {
     /// The stream (`tuser_src`) a frame the card sent belongs to, from its
     /// headers: the host sees no `tuser_src`.
     fn stream(f: &[u8]) -> u16 {
-        let Some(p) = parse_built(f).filter(|p| p.src.mac == addr::card().mac && p.src.ip == addr::card().ip) else {
+        let Some(p) =
+            parse_built(f).filter(|p| p.src.mac == addr::card().mac && p.src.ip == addr::card().ip)
+        else {
             return wire::SRC_PASS;
         };
         let flags = p.payload.get(1).copied().unwrap_or(0);

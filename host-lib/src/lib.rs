@@ -31,10 +31,10 @@ pub mod avm;
 #[cfg(feature = "sim")]
 pub mod bench;
 pub mod bitstream;
-pub mod error;
-pub mod grad;
 pub mod card;
 pub mod check;
+pub mod error;
+pub mod grad;
 pub mod kv;
 pub mod memops;
 pub mod pcap;
@@ -44,8 +44,8 @@ pub mod status;
 #[cfg(feature = "sim")]
 pub mod verify;
 
-pub use error::{Error, Result};
 pub use card::{Card, OpenOptions};
+pub use error::{Error, Result};
 pub use spec::DeviceSpec;
 pub use weft_driver as driver;
 pub use weft_regs as regs;

@@ -326,7 +326,8 @@ impl Tap {
         path: impl AsRef<Path>,
         cycle_hz: u64,
     ) -> crate::Result<(crate::Card, std::sync::Arc<Tap>)> {
-        let cap = Capture::create(path, cycle_hz).map_err(|e| crate::Error::Unsupported(e.to_string()))?;
+        let cap = Capture::create(path, cycle_hz)
+            .map_err(|e| crate::Error::Unsupported(e.to_string()))?;
         let tap = std::sync::Arc::new(Tap {
             inner: card.frames_arc()?,
             cap: std::sync::Mutex::new(Some(cap)),
@@ -342,7 +343,10 @@ impl Tap {
             if let Err(e) = c.frame(stream, cycle, bytes) {
                 // The job goes on; the capture's error is reported by finish.
                 *cap = None;
-                self.error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                self.error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(e);
             }
         }
     }

@@ -164,14 +164,31 @@ fn cli_scenario_json_observe_and_refusals() {
     // Act on the card: a quota is set; a page for a consumer of a fresh
     // card (quota 0) is refused, saying why.
     let (ok, out, err) = weft(&[
-        "avm", "act", "--consumer", "port1", "--quota", "3", "--device", "sim:model",
+        "avm",
+        "act",
+        "--consumer",
+        "port1",
+        "--quota",
+        "3",
+        "--device",
+        "sim:model",
     ]);
     assert!(ok, "{err}");
     assert!(out.contains("port1: Quota(3) applied"), "{out}");
     let (ok, _, err) = weft(&[
-        "avm", "act", "--consumer", "port1", "--grant", "0", "--device", "sim:model",
+        "avm",
+        "act",
+        "--consumer",
+        "port1",
+        "--grant",
+        "0",
+        "--device",
+        "sim:model",
     ]);
-    assert!(!ok && err.contains("port1: refused: it holds its quota"), "{err}");
+    assert!(
+        !ok && err.contains("port1: refused: it holds its quota"),
+        "{err}"
+    );
     let (ok, _, err) = weft(&[
         "avm",
         "act",
@@ -185,7 +202,14 @@ fn cli_scenario_json_observe_and_refusals() {
     assert!(!ok);
     assert!(err.contains("weight 300 is out of range"), "{err}");
     let (ok, _, err) = weft(&[
-        "avm", "act", "--consumer", "dma", "--weight", "3", "--device", "sim:model",
+        "avm",
+        "act",
+        "--consumer",
+        "dma",
+        "--weight",
+        "3",
+        "--device",
+        "sim:model",
     ]);
     assert!(!ok && err.contains("port0"), "{err}");
 

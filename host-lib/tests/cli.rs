@@ -19,7 +19,10 @@ fn status_json_on_every_card() {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         // What runs behind the spec: `sim` is Verilator or rust-hdl.
         let runs = v["device"].as_str().unwrap();
-        assert!(runs == d || (d == "sim" && runs.starts_with("sim:")), "{runs}");
+        assert!(
+            runs == d || (d == "sim" && runs.starts_with("sim:")),
+            "{runs}"
+        );
         let map = format!(
             "{}.{}",
             weft_regs::MAP_VERSION_MAJOR,

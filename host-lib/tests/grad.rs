@@ -355,7 +355,11 @@ fn accounting(file: &JobsFile, r: &RunReport) {
 fn every_policy_is_exact_and_its_chunks_add_up() {
     let file = contended();
     for loss in [0.0, 0.1] {
-        for policy in [PriorityPolicy::Fifo, PriorityPolicy::Static, PriorityPolicy::Dsa] {
+        for policy in [
+            PriorityPolicy::Fifo,
+            PriorityPolicy::Static,
+            PriorityPolicy::Dsa,
+        ] {
             let r = run_on(&MODEL, &file, policy, loss);
             accounting(&file, &r);
             if policy == PriorityPolicy::Fifo {
@@ -550,14 +554,7 @@ fn cli_prints_json_and_refuses_bad_input() {
     );
     assert!(r["average_jct"].as_f64().unwrap() > 0.0);
 
-    let (ok, out, err) = weft(&[
-        "agg",
-        "grad",
-        "--jobs",
-        &jobs,
-        "--device",
-        "sim:model",
-    ]);
+    let (ok, out, err) = weft(&["agg", "grad", "--jobs", &jobs, "--device", "sim:model"]);
     assert!(ok, "{err}");
     assert!(
         out.contains("average JCT") && out.contains("check: every summed chunk"),
@@ -600,7 +597,15 @@ fn cli_prints_json_and_refuses_bad_input() {
     assert!(!ok && err.contains("vfio:0000:3b:00.0"), "{err}");
 
     let (ok, out, err) = weft(&[
-        "bench", "grad", "--jobs", &jobs, "--device", "sim:model", "--seeds", "2", "--json",
+        "bench",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--device",
+        "sim:model",
+        "--seeds",
+        "2",
+        "--json",
     ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

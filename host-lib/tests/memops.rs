@@ -53,7 +53,10 @@ fn run_on_the_card_prints_completions_telemetry_and_the_pool() {
         assert!(out.contains("2 1 denied"), "{out}");
         assert!(out.contains("2 3 ok 00000000deadbeef"), "{out}");
         // No route above 0x3ff; no atomics in the pool.
-        assert!(out.contains("3 1 error") && out.contains("3 2 error"), "{out}");
+        assert!(
+            out.contains("3 1 error") && out.contains("3 2 error"),
+            "{out}"
+        );
         assert!(
             out.contains("blocked 1") && out.contains("mirrored 2"),
             "{out}"

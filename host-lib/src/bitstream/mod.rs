@@ -251,7 +251,11 @@ pub fn bitstreams_dir() -> PathBuf {
 /// `~/.local/share/weft/build` — outside the source tree, so a build never
 /// dirties a checkout.
 pub fn build_dir() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = var("WEFT_BUILD_DIR") {
         return d;
     }

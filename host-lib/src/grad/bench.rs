@@ -8,11 +8,11 @@
 //! A benchmark, not a test: it prints figures and fails only when a run
 //! fails or a sum is not exact.
 
-use crate::card::Card;
 use super::jobs::{self, JobsFile};
 use super::report::{PriorityPolicy, RunOptions, RunReport, Seeded};
 use super::sched::run;
 use super::GradError;
+use crate::card::Card;
 use serde::Serialize;
 
 /// The shipped workload (`examples/grad/jobs.toml`): six jobs of different

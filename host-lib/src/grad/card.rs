@@ -186,12 +186,12 @@ impl<'a> GradSession<'a> {
     pub fn deliver(&mut self, payload: Vec<u8>) -> Result<(), GradError> {
         let h = Header::decode(&payload)
             .ok_or_else(|| GradError::Card("a DATA packet shorter than its header".into()))?;
-        let from = self
-            .worker_addr(h.job as usize, h.worker as usize)
-            .ok_or(GradError::Worker {
-                worker: h.worker as usize,
-                workers: self.workers.get(h.job as usize).copied().unwrap_or(0) as usize,
-            })?;
+        let from =
+            self.worker_addr(h.job as usize, h.worker as usize)
+                .ok_or(GradError::Worker {
+                    worker: h.worker as usize,
+                    workers: self.workers.get(h.job as usize).copied().unwrap_or(0) as usize,
+                })?;
         let to = Endpoint {
             port: wire::GRAD_PORT,
             ..addr::card()
@@ -294,8 +294,9 @@ impl<'a> GradSession<'a> {
                     f.port.name()
                 )));
             }
-            let h = Header::decode(&p.payload)
-                .ok_or_else(|| GradError::Card("a gradient frame shorter than its header".into()))?;
+            let h = Header::decode(&p.payload).ok_or_else(|| {
+                GradError::Card("a gradient frame shorter than its header".into())
+            })?;
             let kind = h.kind().ok_or_else(|| {
                 GradError::Card(format!("a gradient frame with flags {:#x}", h.flags))
             })?;
@@ -332,7 +333,9 @@ impl<'a> GradSession<'a> {
         let w = (0..n)
             .find(|&w| self.worker_addr(job, w) == Some(to))
             .ok_or_else(|| {
-                GradError::Card(format!("a RESULT of job {job} to {to:?}, not one of its workers"))
+                GradError::Card(format!(
+                    "a RESULT of job {job} to {to:?}, not one of its workers"
+                ))
             })?;
         let key = (h.job, h.chunk);
         let (first, have) = self

@@ -9,12 +9,12 @@
 //! result is returned.
 
 use super::card::geometry;
-use crate::card::Card;
 use super::host::HostModel;
 use super::jobs::{JobSpec, JobsFile, MAX_VALUES};
 use super::report::{PriorityPolicy, RunOptions, RunReport, Values};
 use super::sched::run_collect;
 use super::{from_fixed, headroom, to_fixed, GradError};
+use crate::card::Card;
 use weft_model::grad_agg::packet::MAX_WORKERS;
 
 /// How a job runs.
@@ -225,8 +225,7 @@ impl GradJob {
             loss: opts.loss,
             seed: opts.seed,
         };
-        let (report, mut sums) =
-            run_collect(&card, &file, &Given(&tensors), &ropts, true)?;
+        let (report, mut sums) = run_collect(&card, &file, &Given(&tensors), &ropts, true)?;
         if let Some(d) = &report.first_difference {
             return Err(GradError::Mismatch(d.clone()));
         }

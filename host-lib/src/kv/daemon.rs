@@ -207,8 +207,9 @@ impl Daemon {
         // them), the record frames queued on the way, and the step
         // granularity. A timeout above it never fires for a packet that is
         // merely queued, so retransmissions cannot snowball.
-        let beats_per_frame = (wire::HEADERS + packet::HEADER_BYTES + max_tuples * packet::TUPLE_BYTES)
-            .div_ceil(64) as u64;
+        let beats_per_frame =
+            (wire::HEADERS + packet::HEADER_BYTES + max_tuples * packet::TUPLE_BYTES).div_ceil(64)
+                as u64;
         let rto = opts.rto.unwrap_or(
             4 * opts.net.max_delay()
                 + 3 * opts.workers as u64 * window as u64 * beats_per_frame
@@ -409,7 +410,8 @@ impl Daemon {
             match f.port {
                 Port::Wire => {
                     // An ack goes back over the network to its worker.
-                    let to = (0..self.senders.len()).find(|&i| f.bytes.get(0..6) == Some(&self.senders[i].me.mac[..]));
+                    let to = (0..self.senders.len())
+                        .find(|&i| f.bytes.get(0..6) == Some(&self.senders[i].me.mac[..]));
                     if let Some(to) = to {
                         self.net.send(now, self.card_port, to, f.bytes);
                     }

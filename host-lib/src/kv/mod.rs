@@ -318,4 +318,3 @@ impl Stats {
         self.tuples_per_beat = ratio(self.tuples_in, self.beats);
     }
 }
-

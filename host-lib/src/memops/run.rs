@@ -164,7 +164,10 @@ pub fn run(card: &Card, p: &Parsed, reqs: &[Request]) -> Result<RunReport> {
     };
     let start = frames.cycles();
     for r in reqs {
-        frames.send(Port::Host, &build_frame(&client(), &to, &wire::memops_request(r)))?;
+        frames.send(
+            Port::Host,
+            &build_frame(&client(), &to, &wire::memops_request(r)),
+        )?;
     }
     let mut completions = vec![vec![]; PORTS];
     let mut got = 0;

@@ -431,7 +431,11 @@ impl TopModel {
                 }
             }
         };
-        let f = build_frame(&self.me(wire::MEMOPS_PORT), &from, &wire::memops_completion(&c));
+        let f = build_frame(
+            &self.me(wire::MEMOPS_PORT),
+            &from,
+            &wire::memops_completion(&c),
+        );
         self.counters[counter::MEMOPS_REPLIES] += 1;
         self.send(OutPort::of(side), wire::SRC_MEMOPS, f);
     }

@@ -133,7 +133,9 @@ pub fn run(cmd: AvmCmd) -> Result<()> {
                 (_, _, _, Some(p), ..) => Act::Priority(p),
                 (_, _, _, _, Some(n), _) => Act::Reclaim(n),
                 (.., Some(v)) => Act::Grant(v),
-                _ => bail!("give one of --quota, --reserve, --weight, --priority, --reclaim, --grant"),
+                _ => bail!(
+                    "give one of --quota, --reserve, --weight, --priority, --reclaim, --grant"
+                ),
             };
             let opened = open_job_card(&a.card)?;
             let mut pool = Pool::on_card(&opened.card)?;
@@ -148,7 +150,11 @@ pub fn run(cmd: AvmCmd) -> Result<()> {
                     "snapshot": snap,
                 }));
             }
-            println!("{}: {act:?} applied on {}: {outcome:?}", a.consumer, opened.card.name());
+            println!(
+                "{}: {act:?} applied on {}: {outcome:?}",
+                a.consumer,
+                opened.card.name()
+            );
             print_snapshot(&snap);
             Ok(())
         }

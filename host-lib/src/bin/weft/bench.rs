@@ -210,9 +210,8 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     drop(open_card(&device)?);
     let pb = spinner();
     let progress = |m: &str| pb.set_message(m.to_string());
-    let opener = || {
-        Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card)
-    };
+    let opener =
+        || Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card);
     let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
     let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
     pb.finish_and_clear();

@@ -48,11 +48,11 @@ mod outputs;
 mod workers;
 
 use super::card::GradSession;
-use crate::card::Card;
 use super::host::HostQueue;
 use super::jobs::{JobSpec, JobsFile};
 use super::report::{CardCounters, JobReport, PriorityPolicy, RunOptions, RunReport, Values};
 use super::GradError;
+use crate::card::Card;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;

@@ -57,7 +57,10 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
     let opened = open_job_card(&a.card)?;
     let device = opened.card.name();
     let pb = spinner();
-    pb.set_message(format!("{} jobs under {policy} on {device}", file.jobs.len()));
+    pb.set_message(format!(
+        "{} jobs under {policy} on {device}",
+        file.jobs.len()
+    ));
     let rep = grad::run(&opened.card, &file, &grad::Seeded(a.seed), &opts);
     pb.finish_and_clear();
     let fin = opened.finish();
