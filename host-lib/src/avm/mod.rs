@@ -5,7 +5,7 @@
 //!
 //! On a card ([`Pool::on_card`]) the pool's consumers are MemOps' four
 //! destinations: their traffic is MemOps transactions in frames
-//! ([`crate::memops::run`]), and observe and act are register accesses
+//! ([`crate::memops::run()`]), and observe and act are register accesses
 //! through the card's [`weft_driver::Device`].
 //!
 //! The scenarios ([`run_scenario`], `weft avm scenario`) are a tool on the
