@@ -188,9 +188,8 @@ fn bad_tensors_are_refused_with_the_worker_and_index() {
     }
 }
 
-#[test]
-fn a_card_is_reused_and_one_without_frames_is_refused() {
-    let card = open(&MODEL);
+/// Two workers sum one 64-value tensor each on `card`.
+fn sum_of_two(card: Card, a: f32, b: f32) -> weft::grad::Summed {
     let mut job = GradJob::open(
         card,
         JobOptions {
@@ -200,23 +199,17 @@ fn a_card_is_reused_and_one_without_frames_is_refused() {
         },
     )
     .unwrap();
-    job.submit(0, &[1.5; 64]).unwrap();
-    job.submit(1, &[-0.5; 64]).unwrap();
-    let out = job.finish().unwrap();
+    job.submit(0, &[a; 64]).unwrap();
+    job.submit(1, &[b; 64]).unwrap();
+    job.finish().unwrap()
+}
+
+#[test]
+fn a_card_is_reused_and_one_without_frames_is_refused() {
+    let out = sum_of_two(open(&MODEL), 1.5, -0.5);
     assert_eq!(out.tensor, vec![1.0; 64]);
     // The same card again: its counters and table start afresh.
-    let mut job = GradJob::open(
-        out.card,
-        JobOptions {
-            workers: 2,
-            len: 64,
-            ..JobOptions::default()
-        },
-    )
-    .unwrap();
-    job.submit(0, &[2.0; 64]).unwrap();
-    job.submit(1, &[0.25; 64]).unwrap();
-    let out = job.finish().unwrap();
+    let out = sum_of_two(out.card, 2.0, 0.25);
     assert_eq!(out.tensor, vec![2.25; 64]);
     assert_eq!(out.report.counters.packets, 2);
     // A card reached through its registers only (as a vfio: card is):
