@@ -1,8 +1,8 @@
-/* weft register map 1.3 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
+/* weft register map 2.0 -- generated from hdl/regs/src/map.rs by weft-regs; do not edit. */
 #ifndef WEFT_REGS_H
 #define WEFT_REGS_H
 
-#define WEFT_MAP_VERSION 0x00010003u
+#define WEFT_MAP_VERSION 0x00020000u
 #define WEFT_MAP_ADDR_BITS 16u
 /* On an OpenNIC card: BAR2 + 0x100000 (box 0, AXI4-Lite slave 0); no wstrb (whole-word writes only). */
 #define WEFT_OPENNIC_BAR 2u
@@ -118,77 +118,6 @@
 #define WEFT_MEMOPS_TEL_CLEAR 0x0324u /* WO Write 1 to clear every telemetry counter */
 #define WEFT_MEMOPS_GEOMETRY 0x0328u /* RO Ports (7:0), stages (15:8), ranges per destination (23:16), tags (31:24) */
 #define WEFT_MEMOPS_OUTSTANDING 0x032Cu /* RO Requests issued and not yet completed by their destination */
-
-/* queue: Host queue engine: H2C and C2H descriptor rings, doorbells, completion rings */
-#define WEFT_QUEUE_BASE 0x0400u
-#define WEFT_QUEUE_TYPE 0x57460005u
-#define WEFT_QUEUE_VERSION 1u
-#define WEFT_QUEUE_BLK_TYPE 0x0400u /* RO Block header: what this block is */
-#define WEFT_QUEUE_BLK_VERSION 0x0404u /* RO Block header: layout version of this block */
-#define WEFT_QUEUE_BLK_NEXT 0x0408u /* RO Block header: byte offset of the next block, 0 at the end of the chain */
-#define WEFT_QUEUE_INFO 0x040Cu /* RO Queues, largest ring and protocol version of the engine */
-#define WEFT_QUEUE_INFO_H2C_MASK 0x000000FFu
-#define WEFT_QUEUE_INFO_H2C_SHIFT 0u
-#define WEFT_QUEUE_INFO_C2H_MASK 0x0000FF00u
-#define WEFT_QUEUE_INFO_C2H_SHIFT 8u
-#define WEFT_QUEUE_INFO_MAX_LOG2_MASK 0x00FF0000u
-#define WEFT_QUEUE_INFO_MAX_LOG2_SHIFT 16u
-#define WEFT_QUEUE_INFO_PROTOCOL_MASK 0xFF000000u
-#define WEFT_QUEUE_INFO_PROTOCOL_SHIFT 24u
-#define WEFT_QUEUE_H2C_DESC_LO 0x0410u /* RW Descriptor ring IOVA, bits 31:0 (16-byte aligned) */
-#define WEFT_QUEUE_H2C_DESC_HI 0x0414u /* RW Descriptor ring IOVA, bits 63:32 */
-#define WEFT_QUEUE_H2C_CPL_LO 0x0418u /* RW Completion ring IOVA, bits 31:0 (16-byte aligned) */
-#define WEFT_QUEUE_H2C_CPL_HI 0x041Cu /* RW Completion ring IOVA, bits 63:32 */
-#define WEFT_QUEUE_H2C_SIZE 0x0420u /* RW log2 of the entries in both rings (0 to 12); write while disabled */
-#define WEFT_QUEUE_H2C_CTRL 0x0424u /* RW Ring control; enabling resets the card's indices to 0 */
-#define WEFT_QUEUE_H2C_CTRL_ENABLE_MASK 0x00000001u
-#define WEFT_QUEUE_H2C_CTRL_ENABLE_SHIFT 0u
-#define WEFT_QUEUE_H2C_CTRL_IRQ_MASK 0x00000002u
-#define WEFT_QUEUE_H2C_CTRL_IRQ_SHIFT 1u
-#define WEFT_QUEUE_H2C_CTRL_LOOPBACK_MASK 0x00000004u
-#define WEFT_QUEUE_H2C_CTRL_LOOPBACK_SHIFT 2u
-#define WEFT_QUEUE_H2C_CTRL_VECTOR_MASK 0x0000FF00u
-#define WEFT_QUEUE_H2C_CTRL_VECTOR_SHIFT 8u
-#define WEFT_QUEUE_H2C_DOORBELL 0x0428u /* WO Doorbell: the host's descriptor producer index (free-running, 32 bits); reads 0 */
-#define WEFT_QUEUE_H2C_HEAD 0x042Cu /* RO The card's descriptor consumer index (descriptors fetched) */
-#define WEFT_QUEUE_H2C_CPL_TAIL 0x0430u /* RO The card's completion producer index (completions written) */
-#define WEFT_QUEUE_H2C_CPL_HEAD 0x0434u /* RW The host's completion consumer index: completions up to here may be overwritten */
-#define WEFT_QUEUE_H2C_STATUS 0x0438u /* W1C Errors (write 1 to clear); any error stops the ring until it is re-enabled */
-#define WEFT_QUEUE_H2C_STATUS_DMA_FAULT_MASK 0x00000001u
-#define WEFT_QUEUE_H2C_STATUS_DMA_FAULT_SHIFT 0u
-#define WEFT_QUEUE_H2C_STATUS_BAD_DESC_MASK 0x00000002u
-#define WEFT_QUEUE_H2C_STATUS_BAD_DESC_SHIFT 1u
-#define WEFT_QUEUE_H2C_STATUS_OVERRUN_MASK 0x00000004u
-#define WEFT_QUEUE_H2C_STATUS_OVERRUN_SHIFT 2u
-#define WEFT_QUEUE_H2C_STATUS_BAD_CONFIG_MASK 0x00000008u
-#define WEFT_QUEUE_H2C_STATUS_BAD_CONFIG_SHIFT 3u
-#define WEFT_QUEUE_C2H_DESC_LO 0x0440u /* RW Descriptor ring IOVA, bits 31:0 (16-byte aligned) */
-#define WEFT_QUEUE_C2H_DESC_HI 0x0444u /* RW Descriptor ring IOVA, bits 63:32 */
-#define WEFT_QUEUE_C2H_CPL_LO 0x0448u /* RW Completion ring IOVA, bits 31:0 (16-byte aligned) */
-#define WEFT_QUEUE_C2H_CPL_HI 0x044Cu /* RW Completion ring IOVA, bits 63:32 */
-#define WEFT_QUEUE_C2H_SIZE 0x0450u /* RW log2 of the entries in both rings (0 to 12); write while disabled */
-#define WEFT_QUEUE_C2H_CTRL 0x0454u /* RW Ring control; enabling resets the card's indices to 0 */
-#define WEFT_QUEUE_C2H_CTRL_ENABLE_MASK 0x00000001u
-#define WEFT_QUEUE_C2H_CTRL_ENABLE_SHIFT 0u
-#define WEFT_QUEUE_C2H_CTRL_IRQ_MASK 0x00000002u
-#define WEFT_QUEUE_C2H_CTRL_IRQ_SHIFT 1u
-#define WEFT_QUEUE_C2H_CTRL_LOOPBACK_MASK 0x00000004u
-#define WEFT_QUEUE_C2H_CTRL_LOOPBACK_SHIFT 2u
-#define WEFT_QUEUE_C2H_CTRL_VECTOR_MASK 0x0000FF00u
-#define WEFT_QUEUE_C2H_CTRL_VECTOR_SHIFT 8u
-#define WEFT_QUEUE_C2H_DOORBELL 0x0458u /* WO Doorbell: the host's descriptor producer index (free-running, 32 bits); reads 0 */
-#define WEFT_QUEUE_C2H_HEAD 0x045Cu /* RO The card's descriptor consumer index (descriptors fetched) */
-#define WEFT_QUEUE_C2H_CPL_TAIL 0x0460u /* RO The card's completion producer index (completions written) */
-#define WEFT_QUEUE_C2H_CPL_HEAD 0x0464u /* RW The host's completion consumer index: completions up to here may be overwritten */
-#define WEFT_QUEUE_C2H_STATUS 0x0468u /* W1C Errors (write 1 to clear); any error stops the ring until it is re-enabled */
-#define WEFT_QUEUE_C2H_STATUS_DMA_FAULT_MASK 0x00000001u
-#define WEFT_QUEUE_C2H_STATUS_DMA_FAULT_SHIFT 0u
-#define WEFT_QUEUE_C2H_STATUS_BAD_DESC_MASK 0x00000002u
-#define WEFT_QUEUE_C2H_STATUS_BAD_DESC_SHIFT 1u
-#define WEFT_QUEUE_C2H_STATUS_OVERRUN_MASK 0x00000004u
-#define WEFT_QUEUE_C2H_STATUS_OVERRUN_SHIFT 2u
-#define WEFT_QUEUE_C2H_STATUS_BAD_CONFIG_MASK 0x00000008u
-#define WEFT_QUEUE_C2H_STATUS_BAD_CONFIG_SHIFT 3u
 
 /* grad: Gradient aggregation (after SwitchML, ATP, DSA): job priorities, flush, geometry, counters */
 #define WEFT_GRAD_BASE 0x0500u

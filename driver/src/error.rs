@@ -183,16 +183,6 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A queue was misused or the card broke the ring protocol.
-    #[error("{device}: queue {queue}: {why}")]
-    Queue {
-        /// Which device.
-        device: String,
-        /// Which queue, e.g. `h2c0`.
-        queue: String,
-        /// What went wrong.
-        why: String,
-    },
 }
 
 /// Why a window is not on the function, for [`Error::NoWindow`].

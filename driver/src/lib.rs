@@ -9,19 +9,21 @@
 //! On top of it, written once for every device: typed register access
 //! through weft-regs ([`regs::RegisterAccess`]), discovery of the
 //! self-describing register chain ([`discover::identify`]), an IOVA
-//! allocator for DMA mappings ([`iova::IovaAllocator`]), and the host
-//! queues ([`queue`]: descriptor rings, doorbells, completion rings).
+//! allocator for DMA mappings ([`iova::IovaAllocator`]). Frames, the
+//! card's other half, cross [`frames::FramePorts`]: the card's wire and
+//! host ports, one small trait for every transport that carries them.
 #![deny(missing_docs)]
 
 pub mod device;
 pub mod discover;
 pub mod error;
+pub mod frames;
 pub mod iova;
-pub mod queue;
 pub mod regs;
 pub mod vfio;
 
 pub use device::{Device, DmaBuffer};
 pub use discover::{identify, BlockInfo, CardInfo};
 pub use error::{Error, Result};
+pub use frames::{Frame, FramePorts, Port};
 pub use regs::RegisterAccess;

@@ -4,9 +4,9 @@
 //!
 //! - [`avm`]: Accelerator Virtual Memory policies, `Static` (fixed weights
 //!   and quotas) and `SloGuard` (keeps victims' p99 under an SLO by moving
-//!   arbitration weight from aggressors, with hysteresis). The AVM block
-//!   they steer is not built yet (its issue is open); the policies are
-//!   tested against their contract and a model of a contended pool.
+//!   arbitration weight from aggressors, with hysteresis). They steer the
+//!   `avm` block (`hdl/src/avm.rs`, on the card); `weft::avm` runs them in
+//!   its control loop, and they are tested against their contract here.
 //! - [`grad`]: job priorities for the gradient aggregation engine, `Fifo`
 //!   (no preemption), `Static` and `Dsa` (communication-intensive jobs first).
 #![no_std]

@@ -72,17 +72,6 @@ pub fn kv_agg<const L: usize, const W: usize, const SB: usize>() -> crate::kv_ag
     uut
 }
 
-/// The simulated card: CSR block and a key-value engine of `1 << SB` slots
-/// per lane at 512 bits.
-pub type CardOf<const SB: usize> = crate::card::Card<8, 512, SB>;
-
-/// A connected card for `build`.
-pub fn card<const SB: usize>(build: &BuildInfo) -> CardOf<SB> {
-    let mut uut = crate::card::Card::<8, 512, SB>::new(build);
-    uut.connect_all();
-    uut
-}
-
 /// A connected MemOps port with `K` stages.
 pub fn memops<const K: usize>() -> crate::memops::Memops<K> {
     let mut uut = crate::memops::Memops::<K>::new();
@@ -273,10 +262,6 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "avm",
             verilog: verilog_of(&avm(), &module_name("avm")),
-        },
-        Emitted {
-            name: "card",
-            verilog: verilog_of(&card::<9>(build), &module_name("card")),
         },
         Emitted {
             name: "top",

@@ -8,7 +8,6 @@
 
 pub mod avm;
 pub mod build_info;
-pub mod card;
 pub mod cdc;
 pub mod common;
 pub mod csr;

@@ -976,12 +976,15 @@ impl<const K: usize> Logic for Memops<K> {
         self.en.next = !self.fin_v.val()
             | (self.issue.val() & self.dst_ready.val() & self.any_free.val())
             | (self.is_local.val() & (self.lf_dst.count.val() != self.fifo_full.val()));
-        self.req_ready.next = self.en.val() & self.ctrl_en.q.val();
+        // Disabled (CTRL.ENABLE = 0, e.g. while a program is installed),
+        // the port still takes every request and completes it with an
+        // error, so a requester never waits on it.
+        self.req_ready.next = self.en.val();
         // Input register and the malformed check (1..=8 bytes in one word).
         self.a3.narrow.next = self.req_al.val().get_bits::<3>(0);
         self.l5.narrow.next = self.req_len.val();
         if self.en.val() {
-            self.in_v.d.next = self.req_valid.val() & self.ctrl_en.q.val();
+            self.in_v.d.next = self.req_valid.val();
             self.in_src.d.next = self.req_src.val();
             self.in_op.d.next = self.req_op.val();
             self.in_al.d.next = self.req_al.val();
@@ -993,7 +996,8 @@ impl<const K: usize> Logic for Memops<K> {
             self.in_bad.d.next = (self.req_len.val() == self.zero4.val())
                 | (self.req_len.val() > self.eight4.val())
                 | ((self.a3.wide.val() + self.l5.wide.val()) > self.eight5.val())
-                | (self.req_op.val() == self.op_bad.val());
+                | (self.req_op.val() == self.op_bad.val())
+                | !self.ctrl_en.q.val();
         }
         for j in 0..K {
             self.stages[j].clock.next = self.clock.val();

@@ -1,21 +1,25 @@
 //! `weft bench kv`: the key-value engine's figures, counted in cycles.
 //!
-//! - **Line rate**: the 512-bit engine (8 lanes, 512 slots per lane) fed
-//!   back to back with full 1472-byte packets (182 tuples, 23 beats), for a
-//!   uniform, a Zipf and a one-key stream; tuples and beats per cycle from
-//!   the first input beat to the last, and the cycles the input was held
-//!   off. Every run is also checked against the reference model.
+//! - **Line rate** of the `kv_agg` block alone (8 lanes, 512 slots per
+//!   lane, as in the card): fed back to back with full 1472-byte packets
+//!   (182 tuples, 23 beats), for a uniform, a Zipf and a one-key stream;
+//!   tuples and beats per cycle from the first input beat to the last, and
+//!   the cycles the input was held off. Every run is also checked against
+//!   the reference model. (A block figure: on the card the same packets
+//!   arrive as 24-beat frames.)
 //! - **Residency**: the fraction of tuples absorbed on the card, with and
 //!   without hot-key-agnostic replacement, for Zipf streams whose distinct
-//!   keys are about 100x and 10x the table, run by the host daemon on the
-//!   card.
+//!   keys are about 100x and 10x the card's table, run by the host daemon
+//!   on the card.
 //! - **Simulation speed**: cycles per second of the card on each simulator
 //!   (wall clock, informational).
 //!
 //! Nothing here is a pass/fail test; `weft bench kv` prints the figures.
 
+use crate::card::{Card, OpenOptions};
 use crate::kv::gen::{zipf, ZipfSpec};
 use crate::kv::{run, JobOptions};
+use crate::spec::DeviceSpec;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,26 +30,25 @@ use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, Step};
 use weft_model::kv_agg::packet::{encode, Header};
 use weft_model::kv_agg::ports::Lanes8;
 use weft_model::kv_agg::Config;
+use weft_model::memops::STAGES;
 use weft_regs::kv;
 use weft_sim::engine::{Engine, EngineOptions, Prepared};
-use weft_sim::kv_card::{KvCard, ModelCard};
-use weft_sim::SimDevice;
 
 /// Tuples in a full packet: 1472 bytes of UDP payload at 512 bits.
 pub const FULL_PACKET_TUPLES: usize = 182;
 
 /// What to run.
 pub struct BenchOptions<'a> {
-    /// Simulator for the card: Verilator when installed.
+    /// Simulator of the `kv_agg` block for the line-rate runs.
     pub engine: Engine,
     /// Packets per line-rate stream.
     pub packets: usize,
     /// Tuples per residency run.
     pub tuples: u64,
-    /// Run residency on the reference model card instead of the RTL.
-    pub model_card: bool,
+    /// The card the residency runs use (the model is the fast one).
+    pub card: DeviceSpec,
     /// Progress messages.
-    pub progress: Option<&'a dyn Fn(&str)>,
+    pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 /// One line-rate run.
@@ -246,41 +249,29 @@ fn universe_for(s: f64, tuples: u64, target: usize) -> Result<(u32, Vec<crate::k
     Ok((hi, best))
 }
 
-/// NIC residency with and without replacement, on the card with 512 slots.
+/// NIC residency with and without replacement, on the card (4096 slots).
 pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
-    let cfg = Config {
-        slot_bits: 6,
-        ..Config::DEFAULT
-    };
-    let slots = cfg.slots();
     let mut out = vec![];
     for s in [0.99, 1.2] {
         for fraction in [0.01, 0.10] {
-            let target = (slots as f64 / fraction) as usize;
             note(
                 opts,
                 &format!("residency: zipf {s}, table {}% of keys", fraction * 100.0),
             );
-            let (universe, tuples) = universe_for(s, opts.tuples, target)?;
-            let d = distinct(&tuples);
             for replace in [true, false] {
-                let mut card: Box<dyn KvCard> = if opts.model_card {
-                    Box::new(ModelCard::new(cfg))
-                } else {
-                    Box::new(SimDevice::with_geometry(
-                        opts.engine,
-                        weft_hdl::this_build(),
-                        cfg.slot_bits,
-                        &EngineOptions::default(),
-                    )?)
-                };
+                let card = Card::open_with(opts.card.clone(), &OpenOptions::default())?;
+                let (cfg, _) = crate::kv::daemon::geometry(card.regs())?;
+                let slots = cfg.slots();
+                let target = (slots as f64 / fraction) as usize;
+                let (universe, tuples) = universe_for(s, opts.tuples, target)?;
+                let d = distinct(&tuples);
                 let job = JobOptions {
                     workers: 8,
                     replace,
                     ..JobOptions::default()
                 };
                 let r = run(
-                    card.as_mut(),
+                    &card,
                     job,
                     tuples.iter().map(|t| (t.worker, t.key, t.value)),
                 )?;
@@ -295,11 +286,7 @@ pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
                     nic_resident_fraction: r.stats.nic_resident_fraction,
                     host_record_fraction: r.stats.host_record_fraction,
                     tuples_per_cycle: r.stats.tuples_per_cycle,
-                    card: if opts.model_card {
-                        "model".into()
-                    } else {
-                        format!("rtl:{}", opts.engine.name())
-                    },
+                    card: card.name(),
                 });
             }
         }
@@ -307,8 +294,8 @@ pub fn residency(opts: &BenchOptions) -> Result<Vec<Residency>> {
     Ok(out)
 }
 
-/// Cycles per second of the whole card on each simulator, on one job.
-pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
+/// Cycles per second of the whole card on each simulation, on one job.
+pub fn sim_speed(cards: &[DeviceSpec], tuples: u64) -> Result<Vec<SimSpeed>> {
     let stream = zipf(&ZipfSpec {
         s: 1.0,
         keys: 20_000,
@@ -317,11 +304,12 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
         seed: 5,
     })?;
     let mut out = vec![];
-    for &e in engines {
-        let mut dev = SimDevice::open(e, &EngineOptions::default())?;
+    for spec in cards {
+        let card = Card::open_with(spec.clone(), &OpenOptions::default())?;
         let t0 = Instant::now();
-        let r = run(
-            &mut dev,
+        let c0 = card.frames()?.cycles();
+        run(
+            &card,
             JobOptions {
                 workers: 4,
                 ..JobOptions::default()
@@ -329,10 +317,9 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
             stream.iter().map(|t| (t.worker, t.key, t.value)),
         )?;
         let secs = t0.elapsed().as_secs_f64();
-        let cycles = dev.cycles();
-        let _ = r;
+        let cycles = card.frames()?.cycles() - c0;
         out.push(SimSpeed {
-            engine: e.name().into(),
+            engine: card.name(),
             cycles,
             seconds: secs,
             cycles_per_second: cycles as f64 / secs.max(1e-9),
@@ -342,11 +329,11 @@ pub fn sim_speed(engines: &[Engine], tuples: u64) -> Result<Vec<SimSpeed>> {
 }
 
 /// Every figure.
-pub fn kv(opts: &BenchOptions, speed_engines: &[Engine]) -> Result<KvBench> {
+pub fn kv(opts: &BenchOptions, speed_cards: &[DeviceSpec]) -> Result<KvBench> {
     let line_rate = line_rate(opts)?;
     let residency = residency(opts)?;
     note(opts, "simulation speed");
-    let sim_speed = sim_speed(speed_engines, 20_000)?;
+    let sim_speed = sim_speed(speed_cards, 20_000)?;
     Ok(KvBench {
         line_rate,
         residency,
@@ -369,11 +356,14 @@ pub struct MemopsThroughput {
     pub model_agrees: bool,
 }
 
-/// MemOps port (8 stages) throughput: random traffic routed to all four
-/// destinations, without and with back-pressure on one destination.
+/// MemOps port (8 stages) throughput, a block figure: the `memops` block
+/// alone with modelled accelerator memories on its four ports (the card
+/// takes one transaction at a time through its frame adapter, so its own
+/// rate is the adapter's), random traffic routed to all four destinations,
+/// without and with back-pressure on one destination; every run checked
+/// against the reference model.
 pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> {
-    use crate::memops::{run as run_memops, Parsed, RunOptions};
-    use weft_model::memops::driver::MemTiming;
+    use weft_model::memops::driver::{check_run, MemTiming, MemopsDriver};
     use weft_model::memops::{Action, Op, Program, Range, Request, Stage};
     // Route by address bits 13:12, count everything, mirror writes; every
     // destination permits everything.
@@ -407,10 +397,14 @@ pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> 
         stages,
         protect: vec![vec![all]; 4],
     };
-    let parsed = Parsed {
-        priorities: (0..program.stages.len() as i64).collect(),
-        program,
-    };
+    let image = program.image().map_err(|e| Error::Check(e.to_string()))?;
+    let prep = Prepared::new(
+        engine,
+        &weft_hdl::emit::module_name("memops"),
+        weft_hdl::emit::memops::<8>,
+        false,
+        &EngineOptions::default(),
+    )?;
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let reqs: Vec<Request> = (0..requests)
         .map(|i| Request {
@@ -429,23 +423,38 @@ pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> 
     ];
     let mut out = vec![];
     for (name, dst_stall) in scenarios {
-        let opts = RunOptions {
-            engine,
-            timing: MemTiming {
-                dst_stall,
-                max_delay: 4,
-                ..MemTiming::FAST
-            },
-            seed: 3,
-            progress: None,
+        let timing = MemTiming {
+            dst_stall,
+            max_delay: 4,
+            ..MemTiming::FAST
         };
-        let r = run_memops(&parsed, &reqs, &opts)?;
+        let mut dut = prep.instantiate(None)?;
+        let mut d = MemopsDriver::new(image.clone(), STAGES, reqs.clone(), timing, 3);
+        let limit = 1000 * reqs.len() as u64 + 10_000;
+        weft_model::run(dut.as_mut(), &mut d, limit).map_err(|e| Error::Check(e.to_string()))?;
+        let r = d.run;
+        let check = check_run(&program, STAGES, &reqs, &r);
+        let first = r.accepted_at.first().copied().unwrap_or(0);
+        let last = r.accepted_at.last().copied().unwrap_or(0);
+        let want = weft_model::memops::predict(&program, &reqs);
+        // The first issued request: the first whose outcome was an issue.
+        let added_latency = r.issued_at.first().and_then(|&t| {
+            let i = want.issued.first()?;
+            let k = reqs
+                .iter()
+                .position(|q| i.req.src == q.src && i.req.tag == q.tag)?;
+            Some(t - r.accepted_at.get(k)?)
+        });
         out.push(MemopsThroughput {
             scenario: name.into(),
             requests,
-            headers_per_cycle: r.headers_per_cycle,
-            added_latency: r.added_latency,
-            model_agrees: r.model_agrees,
+            headers_per_cycle: if r.accepted_at.is_empty() {
+                0.0
+            } else {
+                r.accepted_at.len() as f64 / (last - first + 1) as f64
+            },
+            added_latency,
+            model_agrees: check.is_ok(),
         });
     }
     Ok(out)

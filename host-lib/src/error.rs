@@ -25,15 +25,12 @@ pub enum Error {
     #[error(transparent)]
     Sim(#[from] weft_sim::SimError),
     /// A key-value aggregation job failed.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Kv(#[from] crate::kv::KvError),
     /// The AVM pool.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Avm(#[from] crate::avm::AvmError),
     /// A gradient aggregation job.
-    #[cfg(feature = "sim")]
     #[error(transparent)]
     Grad(#[from] crate::grad::GradError),
     /// A self-check found a disagreement or a broken rule.

@@ -4,20 +4,23 @@ use crate::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// Which simulator runs a simulated card.
+/// Which simulation runs the simulated card (`weft_top`, the design that
+/// is flashed, or its reference model).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SimEngine {
-    /// rust-hdl's simulator (needs nothing installed).
+    /// `sim`: Verilator when it is installed, else rust-hdl's simulator.
+    Auto,
+    /// `sim:rust-hdl`: rust-hdl's simulator (needs nothing installed; slow).
     RustHdl,
-    /// Verilator (needs `verilator` and a C++ compiler).
+    /// `sim:verilator`: Verilator (needs `verilator` and a C++ compiler).
     Verilator,
-    /// No RTL: the engines' reference models (for jobs too large to
-    /// simulate cycle by cycle; register-level commands refuse it).
+    /// `sim:model`: the top's reference model with a timing model (no RTL).
     Model,
 }
 
-/// A card to open: `sim` (rust-hdl), `sim:verilator`, `sim:rust-hdl`, or
-/// `vfio:DDDD:BB:DD.F` (a PCI address bound to vfio-pci).
+/// A card to open: `sim` (Verilator when installed, else rust-hdl),
+/// `sim:verilator`, `sim:rust-hdl`, `sim:model`, or `vfio:DDDD:BB:DD.F`
+/// (a PCI address bound to vfio-pci).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceSpec {
     /// The simulated card.
@@ -28,7 +31,7 @@ pub enum DeviceSpec {
 
 impl Default for DeviceSpec {
     fn default() -> Self {
-        DeviceSpec::Sim(SimEngine::RustHdl)
+        DeviceSpec::Sim(SimEngine::Auto)
     }
 }
 
@@ -54,7 +57,7 @@ impl FromStr for DeviceSpec {
             why: why.to_string(),
         };
         match s.split_once(':') {
-            None if s == "sim" => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
+            None if s == "sim" => Ok(DeviceSpec::Sim(SimEngine::Auto)),
             Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimEngine::Verilator)),
             Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
             Some(("sim", "model")) => Ok(DeviceSpec::Sim(SimEngine::Model)),
@@ -69,7 +72,8 @@ impl FromStr for DeviceSpec {
 impl fmt::Display for DeviceSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DeviceSpec::Sim(SimEngine::RustHdl) => write!(f, "sim"),
+            DeviceSpec::Sim(SimEngine::Auto) => write!(f, "sim"),
+            DeviceSpec::Sim(SimEngine::RustHdl) => write!(f, "sim:rust-hdl"),
             DeviceSpec::Sim(SimEngine::Verilator) => write!(f, "sim:verilator"),
             DeviceSpec::Sim(SimEngine::Model) => write!(f, "sim:model"),
             DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),

@@ -21,7 +21,7 @@ pub struct BlockStatus {
 }
 
 /// Whether the image with `features` has the engine behind block `name`.
-/// Blocks without a feature bit (id, ctrl, queue) count as present.
+/// Blocks without a feature bit (id, ctrl) count as present.
 fn present(name: Option<&str>, features: weft_regs::Features) -> bool {
     use weft_regs::Features as F;
     let need = match name {

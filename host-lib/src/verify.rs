@@ -20,7 +20,7 @@ pub struct VerifyOptions<'a> {
     /// Bus timing: bubbles and back-pressure.
     pub timing: Timing,
     /// Verilator build progress.
-    pub progress: Option<&'a dyn Fn(&str)>,
+    pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 impl Default for VerifyOptions<'_> {

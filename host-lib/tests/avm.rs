@@ -7,11 +7,10 @@
 mod common;
 
 use common::weft;
-use weft::avm::{self, Act, AvmError, PolicyKind, PoolFactory, ScenarioOptions};
-use weft::spec::SimEngine;
+use weft::avm::{self, Act, AvmError, BlockSim, PoolFactory, PoolPolicy, ScenarioOptions};
 
 fn model() -> PoolFactory {
-    PoolFactory::new(SimEngine::Model, None).unwrap()
+    PoolFactory::new(BlockSim::Model, None).unwrap()
 }
 
 #[test]
@@ -28,14 +27,14 @@ fn contention_inflates_the_victims_tail_and_the_slo_policy_flattens_it() {
         )
         .unwrap()
     };
-    let none = run(PolicyKind::None);
+    let none = run(PoolPolicy::None);
     let victim = &none.consumers[0];
     assert_eq!(victim.role, "victim");
     let inflation = victim.p99_inflation.unwrap();
     assert!(inflation >= 2.0, "unmanaged p99 inflation {inflation}");
     assert_eq!(none.actions, 0);
 
-    let slo = run(PolicyKind::Slo);
+    let slo = run(PoolPolicy::Slo);
     let inflation = slo.consumers[0].p99_inflation.unwrap();
     assert!(inflation <= 1.1, "managed p99 inflation {inflation}");
     assert!(slo.actions > 0);
@@ -107,11 +106,11 @@ fn actions_are_checked_and_commands_report_refusals() {
     // dma holds 4 pages with reservation 1: reclaiming 9 takes 3.
     let o = pool.act("dma", Act::Reclaim(9)).unwrap();
     assert_eq!(o.taken, Some(3));
-    let snap = pool.observe();
+    let snap = pool.observe().unwrap();
     let pages: Vec<u32> = snap.consumers.iter().map(|c| c.pages).collect();
     assert_eq!(pages, [2, 1, 3, 3]);
     avm::run_traffic(&mut pool, &s, 3000);
-    let snap = pool.observe();
+    let snap = pool.observe().unwrap();
     let dma = &snap.consumers[1];
     // dma's sequential sweep covers 4 pages and now owns 1: the rest fault.
     assert!(dma.faults > 0 && dma.faults < dma.requests, "{dma:?}");
@@ -127,8 +126,8 @@ fn cli_scenario_json_observe_and_refusals() {
         "contention",
         "--policy",
         "none",
-        "--device",
-        "sim:model",
+        "--sim",
+        "model",
         "--cycles",
         "12000",
         "--json",
@@ -139,22 +138,62 @@ fn cli_scenario_json_observe_and_refusals() {
     assert!(v["consumers"][0]["p99_inflation"].as_f64().unwrap() > 1.0);
     assert!(v["consumers"][1]["throughput_retained"].is_number());
 
+    // Observe on the card, after a MemOps trace through it: the pool's
+    // consumers are MemOps' destinations.
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/memops/");
     let (ok, out, err) = weft(&[
         "avm",
         "observe",
         "--device",
         "sim:model",
-        "--cycles",
-        "2000",
+        "--program",
+        &format!("{ex}pool.toml"),
+        "--trace",
+        &format!("{ex}pool.trace"),
+        "--json",
     ]);
     assert!(ok, "{err}");
-    assert!(out.contains("victim") && out.contains("lookup"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let c = &v["snapshot"]["consumers"];
+    assert_eq!(c[0]["name"], "port0");
+    // pool.trace: three accesses reach port 0, four port 2.
+    assert_eq!(c[0]["requests"], 3);
+    assert_eq!(c[2]["requests"], 4);
+    assert_eq!(c[2]["pages"], 4);
 
+    // Act on the card: a quota is set; a page for a consumer of a fresh
+    // card (quota 0) is refused, saying why.
+    let (ok, out, err) = weft(&[
+        "avm",
+        "act",
+        "--consumer",
+        "port1",
+        "--quota",
+        "3",
+        "--device",
+        "sim:model",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("port1: Quota(3) applied"), "{out}");
     let (ok, _, err) = weft(&[
         "avm",
         "act",
         "--consumer",
-        "dma",
+        "port1",
+        "--grant",
+        "0",
+        "--device",
+        "sim:model",
+    ]);
+    assert!(
+        !ok && err.contains("port1: refused: it holds its quota"),
+        "{err}"
+    );
+    let (ok, _, err) = weft(&[
+        "avm",
+        "act",
+        "--consumer",
+        "port1",
         "--weight",
         "300",
         "--device",
@@ -162,10 +201,17 @@ fn cli_scenario_json_observe_and_refusals() {
     ]);
     assert!(!ok);
     assert!(err.contains("weight 300 is out of range"), "{err}");
-
-    let (ok, _, err) = weft(&["avm", "observe", "--device", "vfio:0000:3b:00.0"]);
-    assert!(!ok);
-    assert!(err.contains("only the simulated pool offers"), "{err}");
+    let (ok, _, err) = weft(&[
+        "avm",
+        "act",
+        "--consumer",
+        "dma",
+        "--weight",
+        "3",
+        "--device",
+        "sim:model",
+    ]);
+    assert!(!ok && err.contains("port0"), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.toml");

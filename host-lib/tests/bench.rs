@@ -1,7 +1,7 @@
 //! The benchmark code paths, at small sizes: the 512-bit engine takes one
 //! beat every cycle with no input stall on every stream (a property of the
-//! RTL, counted in cycles), and replacement keeps more of a skewed stream on
-//! the card than no replacement.
+//! RTL block, counted in cycles), and replacement keeps more of a skewed
+//! stream on the card (its model, `sim:model`) than no replacement.
 
 use weft::bench::{line_rate, residency, BenchOptions};
 use weft_sim::engine::Engine;
@@ -12,7 +12,7 @@ fn line_rate_is_one_beat_per_cycle_without_stalls() {
         engine: Engine::RustHdl,
         packets: 3,
         tuples: 0,
-        model_card: true,
+        card: "sim:model".parse().unwrap(),
         progress: None,
     };
     for l in line_rate(&opts).unwrap() {
@@ -29,8 +29,8 @@ fn replacement_keeps_hot_keys_on_the_card() {
     let opts = BenchOptions {
         engine: Engine::RustHdl,
         packets: 0,
-        tuples: 40_000,
-        model_card: true,
+        tuples: 400_000,
+        card: "sim:model".parse().unwrap(),
         progress: None,
     };
     let r = residency(&opts).unwrap();

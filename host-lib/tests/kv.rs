@@ -1,5 +1,7 @@
-//! Key-value aggregation end to end: the host daemon against the model card
-//! through a lossy network, and `weft agg kv` on the command line.
+//! Key-value aggregation end to end: the host daemon against the card
+//! (`weft_top` in Verilator, or the top's reference model, `sim:model`)
+//! through a lossy network on the wire, and `weft agg kv` on the command
+//! line.
 
 mod common;
 use common::weft;
@@ -7,9 +9,13 @@ use common::weft;
 use proptest::prelude::*;
 use std::collections::HashMap;
 use weft::kv::{self, input::Tuple, JobOptions, KvError};
-use weft_model::kv_agg::Config;
-use weft_sim::kv_card::ModelCard;
-use weft_sim::net::NetConfig;
+use weft::Card;
+use weft_driver::RegisterAccess;
+use weft_model::net::NetConfig;
+
+fn model() -> Card {
+    Card::open("sim:model").unwrap()
+}
 
 fn exact(tuples: &[(usize, u32, i32)]) -> HashMap<u32, i64> {
     let mut m = HashMap::new();
@@ -39,8 +45,8 @@ fn value() -> impl Strategy<Value = i32> {
     ]
 }
 
-/// Keys: a handful (every lane full of the same keys), a few hundred (far
-/// more than the small tables below), or anywhere in `u32`.
+/// Keys: a handful (every lane full of the same keys), a few hundred, or
+/// anywhere in `u32`.
 fn keys() -> impl Strategy<Value = (u32, u32)> {
     prop_oneof![Just((0u32, 3u32)), Just((1000, 1400)), Just((0, u32::MAX))]
 }
@@ -56,11 +62,11 @@ fn case() -> impl Strategy<Value = (usize, Vec<(usize, u32, i32)>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-    /// Exact under any loss, duplication and reordering, with tables from
-    /// tiny (8 lanes x 2 slots) to roomy, replacement on or off, and packets
-    /// from one tuple to a full MTU.
+    /// Exact under any loss, duplication and reordering, replacement on or
+    /// off, and packets from one tuple to a full MTU, on the card's model
+    /// (the RTL runs the same jobs below and in tests/kv_e2e.rs).
     #[test]
     fn sums_are_exact_under_a_hostile_network(
         (workers, ts) in case(),
@@ -68,12 +74,10 @@ proptest! {
         dup in 0.0f64..0.3,
         reorder in 0.0f64..0.3,
         seed in any::<u64>(),
-        slot_bits in 1u32..6,
         replace in any::<bool>(),
         tuples_per_packet in prop_oneof![Just(1usize), 2usize..40, Just(182)],
     ) {
-        let cfg = Config { slot_bits, ..Config::DEFAULT };
-        let mut card = ModelCard::new(cfg);
+        let card = model();
         let opts = JobOptions {
             workers,
             replace,
@@ -82,7 +86,7 @@ proptest! {
             seed,
             ..JobOptions::default()
         };
-        let out = kv::run(&mut card, opts, ts.iter().copied()).unwrap();
+        let out = kv::run(&card, opts, ts.iter().copied()).unwrap();
         prop_assert_eq!(&out.sums, &exact(&ts));
         let st = &out.stats;
         prop_assert_eq!(st.tuples, ts.len() as u64);
@@ -96,28 +100,26 @@ proptest! {
 }
 
 #[test]
-fn many_keys_on_a_small_table_spill_and_stay_exact() {
-    let ts: Vec<_> = (0..20_000u32)
+fn many_keys_spill_and_stay_exact() {
+    // 40000 keys for the card's 4096 slots.
+    let ts: Vec<_> = (0..60_000u32)
         .map(|i| {
             (
                 (i % 3) as usize,
-                i.wrapping_mul(2_654_435_761) % 5000,
+                i.wrapping_mul(2_654_435_761) % 40_000,
                 i as i32 - 7,
             )
         })
         .collect();
     for replace in [true, false] {
-        let mut card = ModelCard::new(Config {
-            slot_bits: 4,
-            ..Config::DEFAULT
-        });
+        let card = model();
         let opts = JobOptions {
             workers: 3,
             replace,
             net: net(0.05, 0.05, 0.05),
             ..JobOptions::default()
         };
-        let out = kv::run(&mut card, opts, ts.iter().copied()).unwrap();
+        let out = kv::run(&card, opts, ts.iter().copied()).unwrap();
         assert_eq!(out.sums, exact(&ts));
         assert!(out.stats.spilled > 0 && out.stats.retransmissions > 0);
         assert_eq!(out.stats.evicted > 0, replace);
@@ -129,18 +131,57 @@ fn a_clean_network_runs_near_line_rate() {
     let ts: Vec<_> = (0..50_000u32)
         .map(|i| ((i % 4) as usize, i % 64, 1))
         .collect();
-    let mut card = ModelCard::new(Config::DEFAULT);
-    let opts = JobOptions {
-        workers: 4,
-        ..JobOptions::default()
-    };
-    let out = kv::run(&mut card, opts, ts.iter().copied()).unwrap();
-    assert_eq!(out.sums, exact(&ts));
-    let st = &out.stats;
-    assert_eq!(st.retransmissions + st.duplicates_dropped, 0);
-    assert_eq!(st.nic_resident_fraction, 1.0, "64 keys fit");
-    assert!(st.tuples_per_beat > 7.8, "{st:?}");
-    assert!(st.tuples_per_cycle > 6.0, "{st:?}");
+    let mut cards = vec![model()];
+    if weft_sim::engine::verilator_usable() {
+        cards.push(Card::open("sim:verilator").unwrap());
+    }
+    for card in cards {
+        let opts = JobOptions {
+            workers: 4,
+            ..JobOptions::default()
+        };
+        let out = kv::run(&card, opts, ts.iter().copied()).unwrap();
+        assert_eq!(out.sums, exact(&ts));
+        let st = &out.stats;
+        assert_eq!(st.retransmissions + st.duplicates_dropped, 0);
+        assert_eq!(st.nic_resident_fraction, 1.0, "64 keys fit");
+        // 182 tuples in a 24-beat frame (1514 bytes): 7.58 tuples a beat.
+        assert!(st.tuples_per_beat > 7.5, "{}: {st:?}", card.name());
+        assert!(st.tuples_per_cycle > 6.0, "{}: {st:?}", card.name());
+    }
+}
+
+/// Two fresh cards run the same lossy job to the same figures, field for
+/// field: a job's figures depend on its seed and nothing else. (The
+/// Verilated model is built with `--x-initial 0` for this: with `fast` its
+/// unreset state started as whatever the heap held, and the README's main
+/// command spilled differently in about one process in four; one process
+/// rarely shows it, so this test guards the in-process path only.)
+#[test]
+fn the_same_job_twice_gives_the_same_figures() {
+    let ts: Vec<_> = (0..30_000u32)
+        .map(|i| ((i % 4) as usize, i.wrapping_mul(2_654_435_761) % 9_000, 1))
+        .collect();
+    let mut names = vec!["sim:model"];
+    if weft_sim::engine::verilator_usable() {
+        names.push("sim:verilator");
+    }
+    for name in names {
+        let figures = || {
+            let card = Card::open(name).unwrap();
+            let opts = JobOptions {
+                workers: 4,
+                net: net(0.01, 0.01, 0.01),
+                ..JobOptions::default()
+            };
+            let out = kv::run(&card, opts, ts.iter().copied()).unwrap();
+            assert_eq!(out.sums, exact(&ts));
+            assert!(out.stats.spilled > 0 && out.stats.retransmissions > 0);
+            serde_json::to_string(&out.stats).unwrap()
+        };
+        let first = figures();
+        assert_eq!(first, figures(), "{name}");
+    }
 }
 
 #[test]
@@ -149,7 +190,8 @@ fn the_async_front_takes_workers_in_parallel_and_the_card_is_reused() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let card = kv::open_kv_card(&"sim".parse().unwrap(), Config::DEFAULT).unwrap();
+        let card = Card::open("sim").unwrap();
+        let name = card.name();
         let opts = JobOptions {
             workers: 3,
             net: net(0.1, 0.1, 0.1),
@@ -174,7 +216,7 @@ fn the_async_front_takes_workers_in_parallel_and_the_card_is_reused() {
             Err(KvError::Worker { worker: 3, .. })
         ));
         let done = job.finish().await.unwrap();
-        assert_eq!(done.stats.card, "rtl:rust-hdl");
+        assert_eq!(done.stats.card, name);
         assert_eq!(done.sums.len(), 100);
         // Per key: sum over w in 0..3 and b in 0..20 of (b + w) = 3*190 + 20*3.
         assert!(done.sums.values().all(|&s| s == 630));
@@ -190,18 +232,21 @@ fn the_async_front_takes_workers_in_parallel_and_the_card_is_reused() {
 
 #[test]
 fn an_abandoned_job_leaves_nothing_behind() {
-    let mut card = ModelCard::new(Config::DEFAULT);
-    let mut d = kv::Daemon::open(&mut card, JobOptions::default()).unwrap();
+    let card = model();
+    let mut d = kv::Daemon::open(&card, JobOptions::default()).unwrap();
     for i in 0..1000 {
         d.push(0, i % 10, 1).unwrap();
     }
     for _ in 0..20 {
-        d.step(&mut card).unwrap();
+        d.step(&card).unwrap();
     }
     drop(d);
-    assert!(card.model().banks.iter().flatten().any(|s| s.valid));
+    // The abandoned job's tuples sit in the card's slots.
+    let aggregated = weft_regs::kv::COUNTERS[2 * 2];
+    assert_eq!(aggregated.name, "AGGREGATED_LO");
+    assert!(card.regs().read_reg(&aggregated).unwrap() > 0);
     let out = kv::run(
-        &mut card,
+        &card,
         JobOptions {
             job: 2,
             ..JobOptions::default()
@@ -214,19 +259,19 @@ fn an_abandoned_job_leaves_nothing_behind() {
 
 #[test]
 fn a_dead_network_stalls_with_a_clear_error() {
-    let mut card = ModelCard::new(Config::DEFAULT);
+    let card = model();
     let opts = JobOptions {
         net: net(0.99, 0.0, 0.0),
         max_tries: 3,
         ..JobOptions::default()
     };
-    let e = kv::run(&mut card, opts, (0..500).map(|i| (0, i, 1))).unwrap_err();
+    let e = kv::run(&card, opts, (0..500).map(|i| (0, i, 1))).unwrap_err();
     assert!(matches!(e, KvError::Stalled { tries: 3, .. }), "{e}");
     let bad = JobOptions {
         workers: 17,
         ..JobOptions::default()
     };
-    let e = kv::run(&mut card, bad, []).unwrap_err().to_string();
+    let e = kv::run(&card, bad, []).unwrap_err().to_string();
     assert!(e.contains("16 senders"), "{e}");
 }
 
@@ -270,19 +315,21 @@ fn cli_refuses_a_bad_line_by_number_and_runs_nothing() {
     }
     let f = file(&dir, "in.txt", "0 1 2\n");
     for (args, what) in [
-        (vec!["--slots", "1000"], "power of two"),
         (vec!["--workers", "17"], "1..=16"),
         (vec!["--loss", "1"], "loss probability"),
-        (
-            vec!["--device", "vfio:0000:3b:00.0"],
-            "weft does not drive yet",
-        ),
+        // No such card on this machine: the error names it.
+        (vec!["--device", "vfio:0000:3b:00.0"], "0000:3b:00.0"),
     ] {
         let mut a = vec!["agg", "kv", "--input", &f];
         a.extend(args);
         let (ok, _, err) = weft(&a);
         assert!(!ok && err.contains(what), "{err}");
     }
+    let (ok, _, err) = weft(&["agg", "kv", "--input", &f, "--slots", "16"]);
+    assert!(
+        !ok && err.contains("--slots"),
+        "the card's table is its own: {err}"
+    );
     let (ok, _, err) = weft(&["agg", "kv", "--input", "/nonexistent/tuples"]);
     assert!(!ok && err.contains("/nonexistent/tuples"), "{err}");
 }
@@ -300,7 +347,7 @@ fn cli_prints_sorted_sums_or_json() {
     assert!(ok, "{err}");
     assert_eq!(out, want);
     assert!(
-        err.contains("card rtl:rust-hdl") && err.contains("check: all 3 keys"),
+        err.contains("card sim:") && err.contains("check: all 3 keys"),
         "{err}"
     );
 
@@ -320,8 +367,6 @@ fn cli_prints_sorted_sums_or_json() {
         "0.2",
         "--seed",
         "5",
-        "--slots",
-        "16",
         "--device",
         "sim:model",
     ]);
@@ -369,7 +414,7 @@ fn cli_prints_sorted_sums_or_json() {
     }
     assert_eq!(st["tuples"], 5);
     assert_eq!(st["workers"], 4);
-    assert_eq!(st["card"], "rtl:verilator");
+    assert_eq!(st["card"], "sim:verilator");
     assert_eq!(st["device"], "sim:verilator");
 }
 
@@ -413,9 +458,7 @@ fn cli_generates_a_stream_and_checks_it() {
         "agg",
         "kv",
         "--generate",
-        "zipf:0.99:2000:5000",
-        "--slots",
-        "64",
+        "zipf:0.99:50000:20000",
         "--device",
         "sim:model",
         "--check",

@@ -23,26 +23,56 @@ fn check_accepts_and_rejects_with_a_reason() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// `pool.trace` through the card's MemOps port into its AVM pool, on the
+/// top's model and on `weft_top` in Verilator: the same completions,
+/// telemetry and pool snapshot, every frame equal to the model's.
 #[test]
-fn run_prints_completions_telemetry_and_digests() {
-    let (ok, out, err) = weft(&[
-        "memops",
-        "run",
-        "--program",
-        &format!("{EX}offload.toml"),
-        "--trace",
-        &format!("{EX}offload.trace"),
-    ]);
-    assert!(ok, "{err}");
-    // Two workers' writes became atomic adds at port 2: 5 + 7.
-    assert!(out.contains("0 2 ok 000000000000000c"), "{out}");
-    assert!(out.contains("3 1 denied"), "{out}");
-    assert!(
-        out.contains("blocked 1") && out.contains("mirrored 4"),
-        "{out}"
-    );
-    assert!(out.lines().filter(|l| l.starts_with("port")).count() == 4);
-    assert!(err.contains("model: agrees"), "{err}");
+fn run_on_the_card_prints_completions_telemetry_and_the_pool() {
+    let mut devices = vec!["sim:model"];
+    if weft_sim::engine::verilator_usable() {
+        devices.push("sim:verilator");
+    }
+    let mut outs = vec![];
+    for d in devices {
+        let (ok, out, err) = weft(&[
+            "memops",
+            "run",
+            "--program",
+            &format!("{EX}pool.toml"),
+            "--trace",
+            &format!("{EX}pool.trace"),
+            "--device",
+            d,
+        ]);
+        assert!(ok, "{d}: {err}");
+        // The shared window on port 2 reads back what was written.
+        assert!(out.contains("0 2 ok 0000000000000005"), "{out}");
+        assert!(out.contains("1 2 ok 0000000000000007"), "{out}");
+        // Requester 2 may not write port 0's first page; its read sees
+        // requester 0's write.
+        assert!(out.contains("2 1 denied"), "{out}");
+        assert!(out.contains("2 3 ok 00000000deadbeef"), "{out}");
+        // No route above 0x3ff; no atomics in the pool.
+        assert!(
+            out.contains("3 1 error") && out.contains("3 2 error"),
+            "{out}"
+        );
+        assert!(
+            out.contains("blocked 1") && out.contains("mirrored 2"),
+            "{out}"
+        );
+        assert!(out.contains("port2             4"), "{out}");
+        assert!(err.contains("model: agrees"), "{err}");
+        // Everything but the pool's own clock is the same on every card.
+        let same: Vec<&str> = out
+            .lines()
+            .filter(|l| !l.starts_with("pool snapshot"))
+            .collect();
+        outs.push(same.join("\n"));
+    }
+    for o in &outs[1..] {
+        assert_eq!(o, &outs[0]);
+    }
 }
 
 #[test]

@@ -83,58 +83,6 @@ kv_glue! {
     KvAgg<8, 512, 3> => KvIn8, KvOut8;
 }
 
-macro_rules! card_glue {
-    ($($sb:literal),*) => {$(
-        crate::hdl_ports!(
-            weft_hdl::card::Card<8, 512, $sb>,
-            CardIn {
-                s_axil_awaddr,
-                s_axil_awvalid,
-                s_axil_wdata,
-                s_axil_wstrb,
-                s_axil_wvalid,
-                s_axil_bready,
-                s_axil_araddr,
-                s_axil_arvalid,
-                s_axil_rready,
-                s_tdata,
-                s_tlast,
-                s_tvalid,
-                s_tuser_size,
-                m_tready,
-                a_tready,
-            },
-            CardOut {
-                s_axil_awready,
-                s_axil_wready,
-                s_axil_bresp,
-                s_axil_bvalid,
-                s_axil_arready,
-                s_axil_rdata,
-                s_axil_rresp,
-                s_axil_rvalid,
-                irq,
-                s_tready,
-                m_tdata,
-                m_tkeep,
-                m_tuser,
-                m_tlast,
-                m_tvalid,
-                a_tdata,
-                a_tvalid,
-            }
-        );
-    )*};
-}
-
-use weft_model::card::{CardIn, CardOut};
-
-/// Slot bits per lane the simulated card can be built with (64 to 2048
-/// slots per lane; 512 to 16384 in all).
-pub const CARD_SLOT_BITS: std::ops::RangeInclusive<u32> = 6..=11;
-
-card_glue!(6, 7, 8, 9, 10, 11);
-
 use weft_model::memops::driver::{MemIn, MemOut};
 
 macro_rules! memops_glue {

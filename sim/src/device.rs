@@ -1,132 +1,232 @@
-//! `SimDevice`: the simulated card behind weft-driver's `Device` trait.
+//! `SimDevice`: the simulated card — `weft_top`, the design that is
+//! flashed — behind weft-driver's two seams: its registers ([`Device`]) and
+//! its frame ports ([`FramePorts`]).
 //!
-//! The card is `weft_hdl::card` (the CSR block and the key-value engine) on
-//! the chosen simulator. Register accesses become AXI4-Lite transactions on
-//! the card's register port, simulated cycle by cycle, so everything above
-//! the driver (discovery, `weft status`, the key-value daemon) runs exactly
-//! the code it runs on hardware. Packets delivered to the card's network
-//! port stream into the engine one beat per cycle as it takes them. DMA
-//! memory is a model of host memory behind an IOMMU: buffers get IOVAs
-//! from the driver's allocator in a 39-bit space above 4 GiB (as QEMU's
-//! emulated IOMMU offers), and card-side accesses are translated and
-//! bounds-checked like IOMMU lookups.
+//! The card is `weft_top` on rust-hdl's simulator or on Verilator, both
+//! clocks at the OpenNIC box's ratio (`axis_aclk` every base step,
+//! `axil_aclk` every second), or the top's reference model
+//! (`weft_model::top_model`, [`crate::model_card`]) behind the same
+//! interface. Register accesses are AXI4-Lite transactions on the top's
+//! interface 0, across its clock crossing, as on a card (whole words: the
+//! shell has no byte strobes). Frames offered with [`FramePorts::send`]
+//! enter the top's network receive (`Port::Wire`) or host-to-card
+//! (`Port::Host`) stream one beat per cycle as the top takes them; every
+//! frame it sends on its network transmit or card-to-host stream is
+//! collected, stamped with its cycle, for [`FramePorts::recv`] (both
+//! outputs are always ready: the model of a host and a network that keep
+//! up). Device time passes only in [`FramePorts::advance`] and while a
+//! register access is in flight.
 //!
-//! The host queues: the RTL has no DMA engine yet, so the `queue` register
-//! block is served by a software model of the card's queue engine
-//! ([`crate::queue_engine`]), intercepted here before the AXI4-Lite bus.
-//! H2C queue 0 feeds the card's input stream (the same receive buffer
-//! [`KvCard::deliver`] fills); while C2H queue 0 is enabled, the record
-//! and ack streams go to it as messages ([`crate::kv_rings`]), otherwise
-//! they are drained every cycle into in-process queues (returned by
-//! [`KvCard::advance`]). The model's interrupts are vectors 0 to 3 (vector
-//! 0 is shared with the RTL's test interrupt).
+//! What is modelled, plainly: the box's two clocks are stepped at their
+//! ratio in lock step; the shell around the box (QDMA, CMAC, the packet
+//! adapters) is not simulated — frames meet the box's stream ports
+//! directly. DMA memory ([`Device::dma_alloc`]) is a model of host memory
+//! behind an IOMMU; the card's RTL has no DMA engine of its own (on a card
+//! the shell's QDMA moves frames), so nothing on the card uses it. The box
+//! has no interrupt line: [`Device::wait_irq`] waits out its timeout in
+//! device time and reports none.
 
 use crate::engine::{BoxDut, Engine, EngineOptions, Prepared};
-use crate::kv_card::{CardOutput, KvCard};
-use crate::queue_engine::{QueueEngine, Refused, VECTORS};
+use crate::model_card::ModelCard;
 use crate::SimError;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use weft_driver::iova::IovaAllocator;
-use weft_driver::RegisterAccess;
-use weft_driver::{Device, DmaBuffer, Error, Result};
+use weft_driver::{Device, DmaBuffer, Error, Frame, FramePorts, Port, Result};
 use weft_model::axil::{AxilMaster, MasterSignals, Op, Timing, DECERR, SLVERR};
-use weft_model::card::{CardIn, CardOut};
-use weft_model::kv_agg::packet::{Ack, RecordBeat, RecordKind};
-use weft_model::kv_agg::{Config, SENDERS};
-use weft_regs::{BuildInfo, Register};
+use weft_model::steer::{from_bytes, kept_bytes};
+use weft_model::top::{box_schedule, TopIn, TopOut};
+use weft_regs::BuildInfo;
 
-/// The register clock of the OpenNIC shell's AXI4-Lite port (125 MHz), used
-/// to turn interrupt timeouts into simulated cycles.
-pub const AXIL_HZ: u64 = 125_000_000;
-/// Cycles an AXI4-Lite access may take before the card is declared hung.
-const ACCESS_LIMIT: u64 = 1_000;
-/// Longest idle stretch simulated by one interrupt wait.
-const IRQ_WAIT_LIMIT: u64 = 1_000_000;
+/// `axis_aclk`, the card's stream and engine clock: 250 MHz.
+pub const AXIS_HZ: u64 = 250_000_000;
+/// Device cycles an AXI4-Lite access may take before the card is declared hung.
+const ACCESS_LIMIT: u64 = 2_000;
+/// Base steps the top is held in reset at power-on, and the most it may
+/// take to raise `mod_rst_done` after.
+const RESET_STEPS: u64 = 16;
+const RESET_LIMIT: u64 = 64;
 /// IOVA window of the simulated IOMMU: [4 GiB, 512 GiB).
 const IOVA_BASE: u64 = 1 << 32;
 const IOVA_LIMIT: u64 = 1 << 39;
 
-/// Lanes of the simulated card's key-value engine (512 bits).
-pub const CARD_LANES: usize = 8;
-/// Slot bits per lane of the default simulated card (512 slots per lane).
-pub const DEFAULT_SLOT_BITS: u32 = 9;
-
-struct Card {
-    dut: BoxDut<CardIn, CardOut>,
-    cycle: u64,
-    irq_pending: u64,
-    rx: VecDeque<Vec<u8>>,
-    rx_beat: usize,
-    beats: u64,
-    out: CardOutput,
-    queue: QueueEngine,
-    mem: Arc<Mutex<HostMemory>>,
+/// Which simulation of the card.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SimKind {
+    /// `weft_top` in rust-hdl's simulator.
+    RustHdl,
+    /// `weft_top`'s Verilog in Verilator.
+    Verilator,
+    /// The top's reference model (transaction level, with a timing model).
+    Model,
 }
 
-impl Card {
-    fn step(&mut self, m: &MasterSignals) -> CardOut {
-        let mut i = CardIn::default();
-        i.set_master(m);
-        let bytes = 8 * CARD_LANES;
-        if let Some(p) = self.rx.front() {
-            let chunk = p.get(self.rx_beat * bytes..).unwrap_or(&[]);
-            for (w, c) in i.s_tdata.iter_mut().zip(chunk.chunks(4)) {
-                let mut b = [0u8; 4];
-                b[..c.len()].copy_from_slice(c);
-                *w = u32::from_le_bytes(b);
-            }
-            i.s_tvalid = true;
-            i.s_tlast = (self.rx_beat + 1) * bytes >= p.len();
-            i.s_tuser_size = p.len().min(u16::MAX as usize) as u16;
+impl SimKind {
+    /// The device spec naming this simulation.
+    pub fn spec(self) -> &'static str {
+        match self {
+            SimKind::RustHdl => "sim:rust-hdl",
+            SimKind::Verilator => "sim:verilator",
+            SimKind::Model => "sim:model",
         }
-        // The host side always takes records and acks (its queues are
-        // unbounded in this model).
-        i.m_tready = true;
-        i.a_tready = true;
-        let o = self.dut.eval(&i);
-        if o.irq {
-            self.irq_pending += 1;
+    }
+}
+
+/// A frame entering the top on one input, beat by beat.
+#[derive(Default)]
+struct Input {
+    frames: VecDeque<Vec<u8>>,
+    beat: usize,
+}
+
+impl Input {
+    fn beat(&self) -> Option<([u32; 16], u64, bool, u16)> {
+        let f = self.frames.front()?;
+        let at = 64 * self.beat;
+        let n = (f.len() - at).min(64);
+        let keep = if n == 64 { u64::MAX } else { (1 << n) - 1 };
+        Some((
+            from_bytes(&f[at..at + n]),
+            keep,
+            at + n == f.len(),
+            f.len() as u16,
+        ))
+    }
+
+    fn take(&mut self, last: bool) {
+        if last {
+            self.frames.pop_front();
+            self.beat = 0;
+        } else {
+            self.beat += 1;
         }
-        if i.s_tvalid && o.s_tready {
-            self.beats += 1;
-            self.rx_beat += 1;
-            if i.s_tlast {
-                self.rx.pop_front();
-                self.rx_beat = 0;
-            }
+    }
+}
+
+/// The RTL card: the top as a DUT and its stream ports.
+struct Rtl {
+    dut: BoxDut<TopIn, TopOut>,
+    rx: Input,
+    h2c: Input,
+    cur_c2h: Vec<u8>,
+    cur_tx: Vec<u8>,
+}
+
+enum Backend {
+    Rtl(Box<Rtl>),
+    Model(Box<ModelCard>),
+}
+
+struct State {
+    backend: Backend,
+    step: u64,
+    out: Vec<Frame>,
+    /// Frames the top sent whose `tuser_size` disagreed with their bytes:
+    /// a card broken this way cannot be trusted.
+    fault: Option<String>,
+}
+
+impl State {
+    /// One base step of the RTL top with `m` on register interface 0.
+    fn step_rtl(
+        rtl: &mut Rtl,
+        step: u64,
+        m: &MasterSignals,
+        rstn: bool,
+    ) -> (TopOut, Vec<Frame>, Option<String>) {
+        let mut i = TopIn {
+            m_axis_qdma_c2h_tready: true,
+            m_axis_adap_tx_250mhz_tready: true,
+            mod_rstn: rstn,
+            ..Default::default()
+        };
+        i.set_master(0, m);
+        if let Some((d, k, l, z)) = rtl.rx.beat().filter(|_| rstn) {
+            i.s_axis_adap_rx_250mhz_tdata = d;
+            i.s_axis_adap_rx_250mhz_tkeep = k;
+            i.s_axis_adap_rx_250mhz_tlast = l;
+            i.s_axis_adap_rx_250mhz_tvalid = true;
+            i.s_axis_adap_rx_250mhz_tuser_size = z;
         }
-        if o.m_tvalid {
-            if let Some(kind) = RecordKind::from_code(o.m_tuser) {
-                let lanes = (0..CARD_LANES)
-                    .map(|l| {
-                        (o.m_tkeep & (1 << l) != 0)
-                            .then(|| (o.m_tdata[2 * l], o.m_tdata[2 * l + 1] as i32))
-                    })
-                    .collect();
-                let r = RecordBeat { kind, lanes };
-                if self.queue.c2h_enabled() {
-                    let msg = crate::kv_rings::encode_record(&r);
-                    self.queue.send_c2h(msg, &mut *lock(&self.mem));
-                } else {
-                    self.out.records.push(r);
+        if let Some((d, k, l, z)) = rtl.h2c.beat().filter(|_| rstn) {
+            i.s_axis_qdma_h2c_tdata = d;
+            i.s_axis_qdma_h2c_tkeep = k;
+            i.s_axis_qdma_h2c_tlast = l;
+            i.s_axis_qdma_h2c_tvalid = true;
+            i.s_axis_qdma_h2c_tuser_size = z;
+        }
+        let o = rtl.dut.eval(&i);
+        if i.s_axis_adap_rx_250mhz_tvalid && o.s_axis_adap_rx_250mhz_tready {
+            rtl.rx.take(i.s_axis_adap_rx_250mhz_tlast);
+        }
+        if i.s_axis_qdma_h2c_tvalid && o.s_axis_qdma_h2c_tready {
+            rtl.h2c.take(i.s_axis_qdma_h2c_tlast);
+        }
+        let mut out = vec![];
+        let mut fault = None;
+        let mut collect =
+            |cur: &mut Vec<u8>, port: Port, d: &[u32; 16], keep: u64, last: bool, size: u16| {
+                cur.extend(kept_bytes(d, keep));
+                if last {
+                    let bytes = std::mem::take(cur);
+                    if bytes.len() != size as usize {
+                        fault = Some(format!(
+                            "the card sent a {}-byte frame on the {} port with tuser_size {size}",
+                            bytes.len(),
+                            port.name()
+                        ));
+                    }
+                    out.push(Frame {
+                        port,
+                        cycle: step,
+                        bytes,
+                    });
+                }
+            };
+        if o.m_axis_qdma_c2h_tvalid {
+            collect(
+                &mut rtl.cur_c2h,
+                Port::Host,
+                &o.m_axis_qdma_c2h_tdata,
+                o.m_axis_qdma_c2h_tkeep,
+                o.m_axis_qdma_c2h_tlast,
+                o.m_axis_qdma_c2h_tuser_size,
+            );
+        }
+        if o.m_axis_adap_tx_250mhz_tvalid {
+            collect(
+                &mut rtl.cur_tx,
+                Port::Wire,
+                &o.m_axis_adap_tx_250mhz_tdata,
+                o.m_axis_adap_tx_250mhz_tkeep,
+                o.m_axis_adap_tx_250mhz_tlast,
+                o.m_axis_adap_tx_250mhz_tuser_size,
+            );
+        }
+        rtl.dut.tick();
+        (o, out, fault)
+    }
+
+    /// Step `n` base steps with register interface 0 idle.
+    fn run(&mut self, n: u64) {
+        match &mut self.backend {
+            Backend::Rtl(rtl) => {
+                for _ in 0..n {
+                    let (_, out, fault) =
+                        Self::step_rtl(rtl, self.step, &MasterSignals::default(), true);
+                    self.out.extend(out);
+                    if self.fault.is_none() {
+                        self.fault = fault;
+                    }
+                    self.step += 1;
                 }
             }
-        }
-        if o.a_tvalid {
-            if let Some(a) = Ack::unpack(o.a_tdata) {
-                if self.queue.c2h_enabled() {
-                    let msg = crate::kv_rings::encode_ack(&a);
-                    self.queue.send_c2h(msg, &mut *lock(&self.mem));
-                } else {
-                    self.out.acks.push(a);
-                }
+            Backend::Model(m) => {
+                self.step += n;
+                self.out.extend(m.advance_to(self.step));
             }
         }
-        self.dut.tick();
-        self.cycle += 1;
-        o
     }
 }
 
@@ -240,110 +340,137 @@ impl Drop for SimDma {
 /// The simulated card.
 pub struct SimDevice {
     name: String,
-    slot_bits: u32,
-    card: Mutex<Card>,
+    state: Mutex<State>,
     mem: Arc<Mutex<HostMemory>>,
-    fault: Mutex<Option<String>>,
-}
-
-/// Build the card with `sb` slot bits per lane on `engine`.
-fn card_dut(
-    engine: Engine,
-    build: BuildInfo,
-    sb: u32,
-    opts: &EngineOptions,
-) -> Result<BoxDut<CardIn, CardOut>, SimError> {
-    let module = weft_hdl::emit::module_name("card");
-    macro_rules! by_slots {
-        ($($n:literal),*) => {
-            match sb {
-                $($n => Prepared::new(
-                    engine,
-                    &module,
-                    move || weft_hdl::emit::card::<$n>(&build),
-                    false,
-                    opts,
-                )?
-                .instantiate(opts.waves.as_deref())?,)*
-                _ => {
-                    return Err(SimError::Geometry(format!(
-                        "the simulated card is built with 64 to 2048 slots per lane (slot bits 6 to 11), not 2^{sb}"
-                    )))
-                }
-            }
-        };
-    }
-    Ok(by_slots!(6, 7, 8, 9, 10, 11))
+    schedule: weft_model::Schedule,
 }
 
 impl SimDevice {
-    /// Build a simulated card from this source tree on `engine`.
-    pub fn open(engine: Engine, opts: &EngineOptions) -> Result<Self, SimError> {
-        Self::with_build(engine, weft_hdl::this_build(), opts)
+    /// The card of this source tree (`weft_hdl::build_info::top_build`) on
+    /// `kind`, out of reset.
+    pub fn open(kind: SimKind, opts: &EngineOptions) -> Result<Self, SimError> {
+        Self::with_build(kind, weft_hdl::build_info::top_build(), opts)
     }
 
-    /// Build a simulated card with explicit build constants.
+    /// The card with explicit build constants.
     pub fn with_build(
-        engine: Engine,
+        kind: SimKind,
         build: BuildInfo,
         opts: &EngineOptions,
     ) -> Result<Self, SimError> {
-        Self::with_geometry(engine, build, DEFAULT_SLOT_BITS, opts)
-    }
-
-    /// Build a simulated card whose key-value engine has `1 << slot_bits`
-    /// slots per lane (6 to 11).
-    pub fn with_geometry(
-        engine: Engine,
-        build: BuildInfo,
-        slot_bits: u32,
-        opts: &EngineOptions,
-    ) -> Result<Self, SimError> {
-        let dut = card_dut(engine, build, slot_bits, opts)?;
-        let mem = Arc::new(Mutex::new(HostMemory::default()));
-        let name = match engine {
-            Engine::RustHdl => "sim".to_string(),
-            Engine::Verilator => "sim:verilator".to_string(),
+        let backend = match kind {
+            SimKind::Model => Backend::Model(Box::new(ModelCard::new(build))),
+            SimKind::RustHdl | SimKind::Verilator => {
+                let engine = if kind == SimKind::RustHdl {
+                    Engine::RustHdl
+                } else {
+                    Engine::Verilator
+                };
+                let dut = weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
+                    Prepared::new(
+                        engine,
+                        "weft_top",
+                        move || weft_hdl::emit::top(&build),
+                        false,
+                        opts,
+                    )?
+                    .with_schedule(box_schedule())?
+                    .instantiate(opts.waves.as_deref())
+                })?;
+                Backend::Rtl(Box::new(Rtl {
+                    dut,
+                    rx: Input::default(),
+                    h2c: Input::default(),
+                    cur_c2h: vec![],
+                    cur_tx: vec![],
+                }))
+            }
         };
-        Ok(Self {
-            name,
-            slot_bits,
-            card: Mutex::new(Card {
-                dut,
-                cycle: 0,
-                irq_pending: 0,
-                rx: VecDeque::new(),
-                rx_beat: 0,
-                beats: 0,
-                out: CardOutput::default(),
-                queue: QueueEngine::default(),
-                mem: mem.clone(),
+        let dev = Self {
+            name: kind.spec().to_string(),
+            state: Mutex::new(State {
+                backend,
+                step: 0,
+                out: vec![],
+                fault: None,
             }),
-            mem,
-            fault: Mutex::new(None),
-        })
+            mem: Arc::new(Mutex::new(HostMemory::default())),
+            schedule: box_schedule(),
+        };
+        dev.reset()?;
+        Ok(dev)
     }
 
-    /// Register-clock cycles simulated so far.
-    pub fn cycles(&self) -> u64 {
-        lock(&self.card).cycle
+    /// The shell's reset handshake: `mod_rstn` low for a while, then high
+    /// until the top raises `mod_rst_done`.
+    fn reset(&self) -> Result<(), SimError> {
+        let mut st = lock(&self.state);
+        let State { backend, step, .. } = &mut *st;
+        let Backend::Rtl(rtl) = backend else {
+            return Ok(());
+        };
+        for _ in 0..RESET_STEPS {
+            State::step_rtl(rtl, *step, &MasterSignals::default(), false);
+            *step += 1;
+        }
+        for _ in 0..RESET_LIMIT {
+            let (o, _, _) = State::step_rtl(rtl, *step, &MasterSignals::default(), true);
+            *step += 1;
+            if o.mod_rst_done {
+                return Ok(());
+            }
+        }
+        Err(SimError::Geometry(
+            "weft_top never raised mod_rst_done".into(),
+        ))
     }
 
-    /// Card-side view of host memory (what the card's DMA will see).
+    /// Host memory as the card's DMA would see it (for tests).
     pub fn host_memory(&self) -> Arc<Mutex<HostMemory>> {
         self.mem.clone()
     }
 
+    /// A sent frame whose `tuser_size` disagreed with its bytes, if any.
+    pub fn fault(&self) -> Option<String> {
+        lock(&self.state).fault.clone()
+    }
+
     fn access(&self, op: Op) -> Result<(u8, u32)> {
-        let mut card = lock(&self.card);
+        let mut st = lock(&self.state);
+        let State {
+            backend,
+            step,
+            out,
+            fault,
+        } = &mut *st;
+        let rtl = match backend {
+            Backend::Model(m) => {
+                let r = m.access(op, *step);
+                *step += crate::model_card::ACCESS;
+                out.extend(m.advance_to(*step));
+                return Ok(r);
+            }
+            Backend::Rtl(rtl) => rtl,
+        };
         let mut master = AxilMaster::new(vec![op], Timing::EAGER, 0, true);
+        let mut sig = MasterSignals::default();
         for _ in 0..ACCESS_LIMIT {
-            let m = master.drive();
-            let o = card.step(&m);
-            master.observe(&m, &o.slave());
-            if master.finished() {
-                let c = master.completions()[0].ok_or_else(|| self.hung("completion"))?;
-                return Ok((c.resp, c.data));
+            let rises = self.schedule.rises("axil_aclk", *step);
+            if rises {
+                sig = master.drive();
+            }
+            let (o, sent, f) = State::step_rtl(rtl, *step, &sig, true);
+            out.extend(sent);
+            if fault.is_none() {
+                *fault = f;
+            }
+            *step += 1;
+            if rises {
+                master.observe(&sig, &o.slave(0));
+                if master.finished() {
+                    let c = master.completions()[0].ok_or_else(|| self.hung("completion"))?;
+                    return Ok((c.resp, c.data));
+                }
             }
         }
         Err(self.hung("AXI4-Lite access"))
@@ -388,15 +515,11 @@ impl Device for SimDevice {
     }
 
     fn bar_len(&self) -> u64 {
-        weft_regs::MAP.span() as u64
+        1 << weft_regs::ADDR_BITS
     }
 
     fn read32(&self, addr: u32) -> Result<u32> {
         self.check_range(addr)?;
-        if QueueEngine::owns(addr) {
-            let r = lock(&self.card).queue.read(addr);
-            return r.map_err(|e| self.refused("read", addr, e));
-        }
         let (resp, data) = self.access(Op::Read { addr })?;
         self.check("read", addr, resp)?;
         Ok(data)
@@ -404,13 +527,6 @@ impl Device for SimDevice {
 
     fn write32(&self, addr: u32, value: u32) -> Result<()> {
         self.check_range(addr)?;
-        if QueueEngine::owns(addr) {
-            let mut card = lock(&self.card);
-            let Card { queue, rx, mem, .. } = &mut *card;
-            let mut mem = lock(mem);
-            let r = queue.write(addr, value, &mut *mem, &mut |p| rx.push_back(p));
-            return r.map_err(|e| self.refused("write", addr, e));
-        }
         let (resp, _) = self.access(Op::Write {
             addr,
             data: value,
@@ -423,149 +539,67 @@ impl Device for SimDevice {
         HostMemory::alloc(&self.mem, len)
     }
 
-    fn wait_irq(&self, vector: u32, timeout: Duration) -> Result<bool> {
-        if vector as usize >= VECTORS {
-            return Err(Error::Unusable {
-                device: self.name.clone(),
-                why: format!(
-                    "interrupt vector {vector} does not exist (the card has vectors 0 to {})",
-                    VECTORS - 1
-                ),
-            });
-        }
-        let budget = (timeout.as_nanos() as u64)
-            .saturating_mul(AXIL_HZ)
-            .saturating_div(1_000_000_000)
-            .clamp(1, IRQ_WAIT_LIMIT);
-        let mut card = lock(&self.card);
-        let idle = MasterSignals::default();
-        for _ in 0..=budget {
-            if vector == 0 && card.irq_pending > 0 {
-                card.irq_pending -= 1;
-                return Ok(true);
-            }
-            if card.queue.take_irq(vector as usize) {
-                return Ok(true);
-            }
-            card.step(&idle);
-        }
+    fn wait_irq(&self, _vector: u32, timeout: Duration) -> Result<bool> {
+        // The 250 MHz box has no interrupt line: wait out the timeout in
+        // device time (bounded), and report none.
+        let cycles = (timeout.as_nanos() as u64 / 4).min(1_000_000);
+        lock(&self.state).run(cycles);
         Ok(false)
     }
 }
 
-impl SimDevice {
-    fn refused(&self, op: &'static str, addr: u32, e: Refused) -> Error {
-        Error::Bus {
-            device: self.name.clone(),
-            op,
-            addr,
-            resp: match e {
-                Refused::Unmapped => "DECERR",
-                Refused::ReadOnly => "SLVERR",
+impl FramePorts for SimDevice {
+    fn send(&self, port: Port, frame: &[u8]) -> Result<()> {
+        if frame.is_empty() || frame.len() > u16::MAX as usize {
+            return Err(Error::Unusable {
+                device: self.name.clone(),
+                why: format!("a {}-byte frame cannot be sent", frame.len()),
+            });
+        }
+        let mut st = lock(&self.state);
+        let now = st.step;
+        match &mut st.backend {
+            Backend::Rtl(rtl) => match port {
+                Port::Wire => rtl.rx.frames.push_back(frame.to_vec()),
+                Port::Host => rtl.h2c.frames.push_back(frame.to_vec()),
             },
+            Backend::Model(m) => m.send(port, frame, now),
         }
+        Ok(())
     }
 
-    /// What the modelled queue engine has done.
-    pub fn queue_stats(&self) -> crate::queue_engine::EngineStats {
-        lock(&self.card).queue.stats()
-    }
-
-    /// The key-value engine's geometry.
-    pub fn kv_config(&self) -> Config {
-        Config {
-            lanes: CARD_LANES,
-            slot_bits: self.slot_bits,
-            senders: SENDERS,
-        }
-    }
-
-    /// Simulate `cycles` cycles; returns what the card's host-bound streams
-    /// produced outside the C2H queue (nothing while it is enabled).
-    pub fn advance_cycles(&self, cycles: u64) -> CardOutput {
-        let mut card = lock(&self.card);
-        let idle = MasterSignals::default();
-        for _ in 0..cycles {
-            card.step(&idle);
-        }
-        std::mem::take(&mut card.out)
-    }
-
-    /// Drop whatever waits in the card's receive buffer (benchmarks that
-    /// feed the input stream without running the RTL).
-    pub fn discard_input(&self) {
-        let mut card = lock(&self.card);
-        if card.rx_beat == 0 {
-            card.rx.clear();
-        } else {
-            // Keep the packet the engine is in the middle of.
-            card.rx.truncate(1);
-        }
-    }
-
-    /// Input beats the engine accepted.
-    pub fn input_beats(&self) -> u64 {
-        lock(&self.card).beats
-    }
-
-    /// Nothing waits in the receive buffer or the C2H backlog.
-    pub fn input_idle(&self) -> bool {
-        let card = lock(&self.card);
-        card.rx.is_empty() && card.queue.backlog() == 0
-    }
-
-    /// The first register-access failure noted by the `KvCard` interface.
-    pub fn first_fault(&self) -> Option<String> {
-        lock(&self.fault).clone()
-    }
-
-    fn note_fault(&self, e: Error) {
-        let mut f = lock(&self.fault);
-        if f.is_none() {
-            *f = Some(e.to_string());
-        }
-    }
-}
-
-impl KvCard for SimDevice {
-    fn config(&self) -> Config {
-        self.kv_config()
-    }
-
-    fn deliver(&mut self, payload: Vec<u8>) {
-        lock(&self.card).rx.push_back(payload);
-    }
-
-    fn advance(&mut self, cycles: u64) -> CardOutput {
-        self.advance_cycles(cycles)
-    }
-
-    fn write_reg(&mut self, reg: &Register, value: u32) {
-        if let Err(e) = RegisterAccess::write_reg(self, reg, value) {
-            self.note_fault(e);
-        }
-    }
-
-    fn read_reg(&mut self, reg: &Register) -> u32 {
-        RegisterAccess::read_reg(self, reg).unwrap_or_else(|e| {
-            self.note_fault(e);
-            0
-        })
+    fn recv(&self) -> Result<Vec<Frame>> {
+        Ok(std::mem::take(&mut lock(&self.state).out))
     }
 
     fn cycles(&self) -> u64 {
-        lock(&self.card).cycle
+        lock(&self.state).step
     }
 
-    fn beats(&self) -> u64 {
-        self.input_beats()
+    fn advance(&self, cycles: u64) -> Result<()> {
+        lock(&self.state).run(cycles);
+        Ok(())
     }
 
-    fn idle(&self) -> bool {
-        self.input_idle()
+    fn backlog(&self, port: Port) -> usize {
+        let st = lock(&self.state);
+        match (&st.backend, port) {
+            (Backend::Rtl(rtl), Port::Wire) => rtl.rx.frames.len(),
+            (Backend::Rtl(rtl), Port::Host) => rtl.h2c.frames.len(),
+            (Backend::Model(m), p) => m.backlog(p),
+        }
     }
 
-    fn fault(&self) -> Option<String> {
-        self.first_fault()
+    fn busy(&self) -> bool {
+        let st = lock(&self.state);
+        match &st.backend {
+            Backend::Rtl(rtl) => {
+                !rtl.rx.frames.is_empty()
+                    || !rtl.h2c.frames.is_empty()
+                    || !rtl.cur_c2h.is_empty()
+                    || !rtl.cur_tx.is_empty()
+            }
+            Backend::Model(m) => m.busy(st.step),
+        }
     }
 }

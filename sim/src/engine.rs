@@ -44,7 +44,7 @@ pub struct EngineOptions<'a> {
     /// Write a VCD waveform here.
     pub waves: Option<PathBuf>,
     /// Verilator build progress (stage names), e.g. for a progress bar.
-    pub progress: Option<&'a dyn Fn(&str)>,
+    pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
     /// Verilator cache directory (default: see [`verilator::build`]).
     pub cache_dir: Option<PathBuf>,
 }
@@ -83,7 +83,7 @@ where
                 let bo = BuildOptions {
                     trace: trace || opts.waves.is_some(),
                     cache_dir: opts.cache_dir.clone(),
-                    progress: opts.progress,
+                    progress: opts.progress.map(|p| p as &dyn Fn(&str)),
                 };
                 Some(vl::build::<B::In, B::Out, B>(&make, module, &bo)?)
             }

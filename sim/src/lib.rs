@@ -7,10 +7,11 @@
 //! - [`engine`]: picks an engine for a block by name (`rust-hdl`, `verilator`).
 //! - [`witness`]: runs one stimulus through the model and both simulators and
 //!   reports any disagreement.
-//! - [`device`]: `SimDevice`, the simulated card behind weft-driver's
-//!   `Device` trait.
-//! - [`kv_card`] and [`grad_card`]: the key-value and gradient engines as
-//!   their host daemons drive them, cycle by cycle.
+//! - [`device`]: `SimDevice`, the simulated card — `weft_top`, the design
+//!   that is flashed, on rust-hdl or Verilator, or the top's reference
+//!   model ([`model_card`]) — behind weft-driver's two seams, `Device`
+//!   (registers) and `FramePorts` (frames on the wire and host ports).
+//! - `*_blocks`: port glue of each block for its witness tests.
 #![deny(missing_docs)]
 
 pub mod blocks;
@@ -20,17 +21,12 @@ pub mod engine;
 pub mod frame_check_blocks;
 pub mod framer_blocks;
 pub mod grad_blocks;
-pub mod grad_card;
 pub mod grad_fanout_blocks;
 pub mod hdl;
-pub mod kv_card;
-pub mod kv_rings;
-pub mod mem_card;
 pub mod memops_port_blocks;
-pub mod net;
+pub mod model_card;
 pub mod net_regs_blocks;
 pub mod probe;
-pub mod queue_engine;
 pub mod rec_pack_blocks;
 pub mod verilator;
 pub mod vl;

@@ -998,7 +998,7 @@ fn check_run(c: &Case, d: &TopDriver, witness: &str) -> Result<(), String> {
         &me,
         &c.setup.kv_dst,
         c.setup.kv_job,
-        c.setup.seq0,
+        Some(c.setup.seq0),
         m.pack_max(),
     )
     .map_err(err)?;

@@ -6,9 +6,9 @@
 use crate::{Access, Block, BuildField, Field, Map, Register, Value};
 
 /// Register-map major version: bumped when a register moves or changes meaning.
-pub const MAP_VERSION_MAJOR: u32 = 1;
+pub const MAP_VERSION_MAJOR: u32 = 2;
 /// Register-map minor version: bumped when registers or blocks are added.
-pub const MAP_VERSION_MINOR: u32 = 3;
+pub const MAP_VERSION_MINOR: u32 = 0;
 /// The `ID.MAGIC` value: ASCII "WEFT".
 pub const MAGIC: u32 = 0x5745_4654;
 
@@ -22,7 +22,8 @@ pub mod block_type {
     pub const KV_AGG: u32 = 0x5746_0003;
     /// The MemOps switch port.
     pub const MEMOPS: u32 = 0x5746_0004;
-    /// The host queue engine (weft's ring protocol, `docs/queues.md`).
+    /// Retired: weft's own host queue engine (its block left map 2.0; the
+    /// shell's QDMA moves frames).
     pub const QUEUE: u32 = 0x5746_0005;
     /// The gradient aggregation engine.
     pub const GRAD_AGG: u32 = 0x5746_0006;
@@ -590,7 +591,7 @@ pub mod memops {
         name: "ENABLE",
         lsb: 0,
         width: 1,
-        doc: "Accept requests (clear while installing a program)",
+        doc: "Run the program; while 0 every request completes with an error (clear while installing a program)",
     };
     /// Control.
     pub const CTRL: Register = Register {
@@ -1204,324 +1205,6 @@ pub mod grad {
     };
 }
 
-/// Registers of one descriptor ring with its completion ring, at `base`
-/// (12 words); `names` in the order below. H2C and C2H rings share the
-/// layout, so a queue's registers are found by stride (`queue::H2C0`,
-/// `queue::C2H0`).
-const fn ring(base: u32, names: [&'static str; 11], fields: &'static [Field]) -> [Register; 11] {
-    const fn rw(name: &'static str, addr: u32, doc: &'static str) -> Register {
-        Register {
-            name,
-            addr,
-            access: Access::Rw,
-            value: Value::Live { reset: 0 },
-            fields: &[],
-            doc,
-        }
-    }
-    const fn ro(name: &'static str, addr: u32, doc: &'static str) -> Register {
-        Register {
-            name,
-            addr,
-            access: Access::Ro,
-            value: Value::Live { reset: 0 },
-            fields: &[],
-            doc,
-        }
-    }
-    [
-        rw(names[0], base, "Descriptor ring IOVA, bits 31:0 (16-byte aligned)"),
-        rw(names[1], base + 0x04, "Descriptor ring IOVA, bits 63:32"),
-        rw(names[2], base + 0x08, "Completion ring IOVA, bits 31:0 (16-byte aligned)"),
-        rw(names[3], base + 0x0C, "Completion ring IOVA, bits 63:32"),
-        rw(
-            names[4],
-            base + 0x10,
-            "log2 of the entries in both rings (0 to 12); write while disabled",
-        ),
-        Register {
-            name: names[5],
-            addr: base + 0x14,
-            access: Access::Rw,
-            value: Value::Live { reset: 0 },
-            fields,
-            doc: "Ring control; enabling resets the card's indices to 0",
-        },
-        Register {
-            name: names[6],
-            addr: base + 0x18,
-            access: Access::Wo,
-            value: Value::Live { reset: 0 },
-            fields: &[],
-            doc: "Doorbell: the host's descriptor producer index (free-running, 32 bits); reads 0",
-        },
-        ro(
-            names[7],
-            base + 0x1C,
-            "The card's descriptor consumer index (descriptors fetched)",
-        ),
-        ro(
-            names[8],
-            base + 0x20,
-            "The card's completion producer index (completions written)",
-        ),
-        rw(
-            names[9],
-            base + 0x24,
-            "The host's completion consumer index: completions up to here may be overwritten",
-        ),
-        Register {
-            name: names[10],
-            addr: base + 0x28,
-            access: Access::W1c,
-            value: Value::Live { reset: 0 },
-            fields: &[
-                Field {
-                    name: "DMA_FAULT",
-                    lsb: 0,
-                    width: 1,
-                    doc: "A descriptor, buffer or completion IOVA was not mapped; the ring stopped",
-                },
-                Field {
-                    name: "BAD_DESC",
-                    lsb: 1,
-                    width: 1,
-                    doc: "A descriptor was malformed (zero or oversized length); the ring stopped",
-                },
-                Field {
-                    name: "OVERRUN",
-                    lsb: 2,
-                    width: 1,
-                    doc: "The doorbell ran more than a ring ahead of the consumer index; the ring stopped",
-                },
-                Field {
-                    name: "BAD_CONFIG",
-                    lsb: 3,
-                    width: 1,
-                    doc: "Enabled with a bad size or a misaligned ring address; not enabled",
-                },
-            ],
-            doc: "Errors (write 1 to clear); any error stops the ring until it is re-enabled",
-        },
-    ]
-}
-
-/// The host queue engine: one host-to-card (H2C) and one card-to-host (C2H)
-/// queue, each a descriptor ring and a completion ring in host memory
-/// (`docs/queues.md`). On the simulated card the engine is a software
-/// model (weft-sim's `queue_engine`); the RTL has no DMA engine yet.
-pub mod queue {
-    use super::*;
-
-    /// Base address of the block.
-    pub const BASE: u32 = 0x0400;
-    const H: [Register; 3] = header(BASE);
-    /// Header: block type.
-    pub const BLK_TYPE: Register = H[0];
-    /// Header: block version.
-    pub const BLK_VERSION: Register = H[1];
-    /// Header: next block.
-    pub const BLK_NEXT: Register = H[2];
-    /// `INFO.H2C`.
-    pub const INFO_H2C: Field = Field {
-        name: "H2C",
-        lsb: 0,
-        width: 8,
-        doc: "Host-to-card queues",
-    };
-    /// `INFO.C2H`.
-    pub const INFO_C2H: Field = Field {
-        name: "C2H",
-        lsb: 8,
-        width: 8,
-        doc: "Card-to-host queues",
-    };
-    /// `INFO.MAX_LOG2`.
-    pub const INFO_MAX_LOG2: Field = Field {
-        name: "MAX_LOG2",
-        lsb: 16,
-        width: 8,
-        doc: "log2 of the most entries a ring may have",
-    };
-    /// `INFO.PROTOCOL`.
-    pub const INFO_PROTOCOL: Field = Field {
-        name: "PROTOCOL",
-        lsb: 24,
-        width: 8,
-        doc: "Ring protocol version (descriptor and completion formats)",
-    };
-    /// Most entries of a ring, log2.
-    pub const MAX_LOG2: u32 = 12;
-    /// Ring protocol version.
-    pub const PROTOCOL: u32 = 1;
-    /// What the engine offers.
-    pub const INFO: Register = Register {
-        name: "INFO",
-        addr: BASE + 0x0C,
-        access: Access::Ro,
-        value: Value::Const(1 | (1 << 8) | (MAX_LOG2 << 16) | (PROTOCOL << 24)),
-        fields: &[INFO_H2C, INFO_C2H, INFO_MAX_LOG2, INFO_PROTOCOL],
-        doc: "Queues, largest ring and protocol version of the engine",
-    };
-    /// `CTRL.ENABLE`.
-    pub const CTRL_ENABLE: Field = Field {
-        name: "ENABLE",
-        lsb: 0,
-        width: 1,
-        doc: "Ring enabled; 0 stops it",
-    };
-    /// `CTRL.IRQ`.
-    pub const CTRL_IRQ: Field = Field {
-        name: "IRQ",
-        lsb: 1,
-        width: 1,
-        doc: "Raise interrupt VECTOR after writing completions",
-    };
-    /// `CTRL.LOOPBACK`.
-    pub const CTRL_LOOPBACK: Field = Field {
-        name: "LOOPBACK",
-        lsb: 2,
-        width: 1,
-        doc: "H2C only: payloads go to C2H queue 0 instead of the card's input stream",
-    };
-    /// `CTRL.VECTOR`.
-    pub const CTRL_VECTOR: Field = Field {
-        name: "VECTOR",
-        lsb: 8,
-        width: 8,
-        doc: "Interrupt vector of the ring",
-    };
-    const CTRL_FIELDS: &[Field] = &[CTRL_ENABLE, CTRL_IRQ, CTRL_LOOPBACK, CTRL_VECTOR];
-    /// Offset of H2C queue 0's registers.
-    pub const H2C0_BASE: u32 = BASE + 0x10;
-    /// Offset of C2H queue 0's registers.
-    pub const C2H0_BASE: u32 = BASE + 0x40;
-    const H2C0: [Register; 11] = ring(
-        H2C0_BASE,
-        [
-            "H2C_DESC_LO",
-            "H2C_DESC_HI",
-            "H2C_CPL_LO",
-            "H2C_CPL_HI",
-            "H2C_SIZE",
-            "H2C_CTRL",
-            "H2C_DOORBELL",
-            "H2C_HEAD",
-            "H2C_CPL_TAIL",
-            "H2C_CPL_HEAD",
-            "H2C_STATUS",
-        ],
-        CTRL_FIELDS,
-    );
-    const C2H0: [Register; 11] = ring(
-        C2H0_BASE,
-        [
-            "C2H_DESC_LO",
-            "C2H_DESC_HI",
-            "C2H_CPL_LO",
-            "C2H_CPL_HI",
-            "C2H_SIZE",
-            "C2H_CTRL",
-            "C2H_DOORBELL",
-            "C2H_HEAD",
-            "C2H_CPL_TAIL",
-            "C2H_CPL_HEAD",
-            "C2H_STATUS",
-        ],
-        CTRL_FIELDS,
-    );
-    /// The registers of one ring, by role.
-    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-    pub struct Ring {
-        /// Descriptor ring IOVA, low word.
-        pub desc_lo: Register,
-        /// Descriptor ring IOVA, high word.
-        pub desc_hi: Register,
-        /// Completion ring IOVA, low word.
-        pub cpl_lo: Register,
-        /// Completion ring IOVA, high word.
-        pub cpl_hi: Register,
-        /// log2 entries.
-        pub size: Register,
-        /// Control.
-        pub ctrl: Register,
-        /// Doorbell (descriptor producer index).
-        pub doorbell: Register,
-        /// Descriptor consumer index.
-        pub head: Register,
-        /// Completion producer index.
-        pub cpl_tail: Register,
-        /// Completion consumer index.
-        pub cpl_head: Register,
-        /// Errors.
-        pub status: Register,
-    }
-    const fn by_role(r: [Register; 11]) -> Ring {
-        Ring {
-            desc_lo: r[0],
-            desc_hi: r[1],
-            cpl_lo: r[2],
-            cpl_hi: r[3],
-            size: r[4],
-            ctrl: r[5],
-            doorbell: r[6],
-            head: r[7],
-            cpl_tail: r[8],
-            cpl_head: r[9],
-            status: r[10],
-        }
-    }
-    /// Host-to-card queue 0.
-    pub const H2C: Ring = by_role(H2C0);
-    /// Card-to-host queue 0.
-    pub const C2H: Ring = by_role(C2H0);
-    /// `STATUS` field: DMA fault.
-    pub const STATUS_DMA_FAULT: u32 = 1 << 0;
-    /// `STATUS` field: bad descriptor.
-    pub const STATUS_BAD_DESC: u32 = 1 << 1;
-    /// `STATUS` field: doorbell overrun.
-    pub const STATUS_OVERRUN: u32 = 1 << 2;
-    /// `STATUS` field: bad configuration.
-    pub const STATUS_BAD_CONFIG: u32 = 1 << 3;
-    /// The block.
-    pub const BLOCK: Block = Block {
-        name: "queue",
-        type_id: super::block_type::QUEUE,
-        version: 1,
-        base: BASE,
-        span: 0x100,
-        doc: "Host queue engine: H2C and C2H descriptor rings, doorbells, completion rings",
-        regs: &[
-            BLK_TYPE,
-            BLK_VERSION,
-            BLK_NEXT,
-            INFO,
-            H2C0[0],
-            H2C0[1],
-            H2C0[2],
-            H2C0[3],
-            H2C0[4],
-            H2C0[5],
-            H2C0[6],
-            H2C0[7],
-            H2C0[8],
-            H2C0[9],
-            H2C0[10],
-            C2H0[0],
-            C2H0[1],
-            C2H0[2],
-            C2H0[3],
-            C2H0[4],
-            C2H0[5],
-            C2H0[6],
-            C2H0[7],
-            C2H0[8],
-            C2H0[9],
-            C2H0[10],
-        ],
-    };
-}
-
 /// The card on the wire (`docs/wire.md`): its MAC and IPv4 address, where
 /// it sends records, fallback packets and gradient results, record
 /// packing, and its frame counters.
@@ -1989,7 +1672,6 @@ pub const MAP: Map = Map {
         ctrl::BLOCK,
         kv::BLOCK,
         memops::BLOCK,
-        queue::BLOCK,
         grad::BLOCK,
         avm::BLOCK,
         net::BLOCK,

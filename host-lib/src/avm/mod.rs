@@ -1,23 +1,30 @@
 //! Accelerator Virtual Memory (after NicOS): the host side of the shared
 //! on-chip pool — consumers by name, [`Pool::observe`] for a typed snapshot
 //! of every consumer's counters and latency histogram, [`Pool::act`] for
-//! typed actions (weight, priority, quota, reservation, grant, reclaim), and
-//! a control loop that runs a weft-fw policy every window of device time
-//! ([`run_scenario`]).
+//! typed actions (weight, priority, quota, reservation, grant, reclaim).
 //!
-//! The pool runs on the simulated block (`weft_hdl::avm`, or its reference
-//! model) driven through its register port. In the OpenNIC top the pool's
-//! consumers are MemOps' destinations, so scenarios with their own traffic
-//! run on the simulated pool only.
+//! On a card ([`Pool::on_card`]) the pool's consumers are MemOps' four
+//! destinations: their traffic is MemOps transactions in frames
+//! ([`crate::memops::run()`]), and observe and act are register accesses
+//! through the card's [`weft_driver::Device`].
+//!
+//! The scenarios ([`run_scenario`], `weft avm scenario`) are a tool on the
+//! **standalone** pool block (`weft_hdl::avm` in rust-hdl or Verilator, or
+//! its reference model), not on the card: they drive its consumer ports
+//! with synthetic open-loop traffic, which on the card would have to come
+//! through MemOps, and run a control loop with a weft-fw policy every
+//! window of device time. They need the `sim` feature.
 
 mod pool;
+#[cfg(feature = "sim")]
 mod run;
 pub mod scenario;
 
-pub use pool::{Act, Arbitration, ConsumerStats, Offers, Outcome, Pool, Snapshot};
+pub use pool::{Act, Arbitration, Block, ConsumerStats, Offers, Outcome, Pool, Snapshot};
+#[cfg(feature = "sim")]
 pub use run::{
-    configure, run_scenario, run_traffic, ConsumerReport, Figures, PolicyKind, PoolFactory,
-    ScenarioOptions, ScenarioReport,
+    configure, run_scenario, run_traffic, BlockSim, ConsumerReport, Figures, PoolFactory,
+    PoolPolicy, ScenarioOptions, ScenarioReport,
 };
 pub use scenario::{parse, preset, Scenario};
 
@@ -75,7 +82,14 @@ pub enum AvmError {
         /// Consumer.
         consumer: String,
     },
-    /// The simulation failed.
+    /// A register access on the card failed.
+    #[error("card: {0}")]
+    Device(weft_driver::Error),
+    /// The card's pool never finished a command.
+    #[error("the card's pool did not finish its register operations within {0} accesses")]
+    Hung(u64),
+    /// The standalone pool's simulation failed.
+    #[cfg(feature = "sim")]
     #[error(transparent)]
     Sim(#[from] weft_sim::SimError),
 }

@@ -1,13 +1,35 @@
-//! A handle on the AVM pool: consumers by name, register access through the
-//! block's register port (one operation per cycle, interleaved with the
-//! consumers' traffic), observation snapshots and typed actions.
+//! A handle on the AVM pool: consumers by name, observation snapshots and
+//! typed actions, on either of two pools with one register interface:
+//!
+//! - the pool inside a card ([`Pool::on_card`]): its registers through the
+//!   card's [`Device`]; its consumers are MemOps' four destinations, whose
+//!   traffic arrives as MemOps frames, so nothing here offers requests;
+//! - the standalone block ([`Pool::new`], the `weft avm scenario` tool):
+//!   the RTL block or its model stepped here, register operations on its
+//!   engine register port one per cycle, interleaved with synthetic
+//!   traffic on its consumer ports.
 
 use super::AvmError;
+use crate::card::Card;
 use std::collections::VecDeque;
+use std::sync::Arc;
+use weft_driver::Device;
 use weft_fw::avm::{self as fw, Observation};
 use weft_model::avm::{self as m, AvmIn, AvmOut, CmdResult};
+use weft_model::Dut;
 use weft_regs::avm as regs;
-use weft_sim::engine::BoxDut;
+
+/// The standalone block or its model.
+pub type Block = Box<dyn Dut<In = AvmIn, Out = AvmOut> + Send>;
+
+/// Register operations a drain on a card may take before the card counts
+/// as hung (a command's STATUS poll included).
+const CARD_OP_LIMIT: u64 = 100_000;
+
+enum Backend {
+    Block(Block),
+    Card(Arc<dyn Device>),
+}
 
 /// How the pool's port is shared.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -116,7 +138,10 @@ pub type Offers = [Option<(u32, Option<u32>)>; m::CONSUMERS];
 
 /// The pool.
 pub struct Pool {
-    dut: BoxDut<AvmIn, AvmOut>,
+    backend: Backend,
+    /// The first failed register access on a card (reported by the next
+    /// drain; what was queued after it is dropped).
+    fault: Option<weft_driver::Error>,
     names: Vec<String>,
     limits: Vec<(u32, u32)>,
     ops: VecDeque<RegOp>,
@@ -132,8 +157,29 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool on `dut` (a fresh block) whose consumer ports carry `names`.
-    pub fn new(dut: BoxDut<AvmIn, AvmOut>, names: Vec<String>) -> Result<Self, AvmError> {
+    /// The standalone pool on `dut` (a fresh block) whose consumer ports
+    /// carry `names`.
+    pub fn new(dut: Block, names: Vec<String>) -> Result<Self, AvmError> {
+        Self::with_backend(Backend::Block(dut), names)
+    }
+
+    /// The pool inside `card`; its consumers (MemOps' destinations 0 to 3)
+    /// are `port0` to `port3`. Reads the card's quotas and reservations,
+    /// so range checks start from what the card holds.
+    pub fn on_card(card: &Card) -> Result<Self, AvmError> {
+        let names = (0..m::CONSUMERS).map(|c| format!("port{c}")).collect();
+        let mut p = Self::with_backend(Backend::Card(card.regs_arc()), names)?;
+        for c in 0..m::CONSUMERS {
+            let v = card
+                .regs()
+                .read32(regs::GROUPS[c][2].addr)
+                .map_err(AvmError::Device)?;
+            p.limits[c] = (v & 0xff, v >> 8 & 0xff);
+        }
+        Ok(p)
+    }
+
+    fn with_backend(backend: Backend, names: Vec<String>) -> Result<Self, AvmError> {
         if names.is_empty() || names.len() > m::CONSUMERS {
             return Err(AvmError::Config(format!(
                 "the pool has {} consumer ports; {} consumers given",
@@ -150,7 +196,8 @@ impl Pool {
         }
         let words = regs::SNAP_WORDS as usize;
         Ok(Self {
-            dut,
+            backend,
+            fault: None,
             limits: vec![(0, 0); names.len()],
             names,
             ops: VecDeque::new(),
@@ -192,9 +239,37 @@ impl Pool {
         self.ops.is_empty()
     }
 
+    /// Whether this is the pool inside a card.
+    pub fn on_a_card(&self) -> bool {
+        matches!(self.backend, Backend::Card(_))
+    }
+
     /// One cycle: `offers` on the consumer ports and the next queued
-    /// register operation. Returns the block's outputs.
+    /// register operation. Returns the block's outputs. On a card, one
+    /// register access (the card's clock runs on its own) and no offers:
+    /// its consumers' requests come through MemOps.
     pub fn tick(&mut self, offers: &Offers) -> AvmOut {
+        let dut = match &mut self.backend {
+            Backend::Block(dut) => dut,
+            Backend::Card(dev) => {
+                let op = self.ops.pop_front();
+                let r = match op {
+                    Some(RegOp::Write(a, d)) => dev.write32(a, d).map(|_| 0),
+                    Some(RegOp::Read(a, _)) => dev.read32(a),
+                    None => Ok(0),
+                };
+                self.cycle += 1;
+                match (r, op) {
+                    (Ok(v), Some(RegOp::Read(_, what))) => self.complete(what, v),
+                    (Ok(_), _) => {}
+                    (Err(e), _) => {
+                        self.fault.get_or_insert(e);
+                        self.ops.clear();
+                    }
+                }
+                return AvmOut::default();
+            }
+        };
         let mut i = AvmIn::default();
         for (c, o) in offers.iter().enumerate() {
             if let Some((addr, write)) = *o {
@@ -221,8 +296,8 @@ impl Pool {
             }
             None => {}
         }
-        let o = self.dut.eval(&i);
-        self.dut.tick();
+        let o = dut.eval(&i);
+        dut.tick();
         self.cycle += 1;
         if let Some(RegOp::Read(_, what)) = op {
             self.complete(what, o.eng_rdata);
@@ -379,19 +454,30 @@ impl Pool {
         }
     }
 
-    /// Run idle cycles (no traffic) until every queued operation is done.
-    pub fn drain(&mut self) {
+    /// Run idle cycles (no traffic) until every queued operation is done;
+    /// on a card, fails on the first register access that failed.
+    pub fn drain(&mut self) -> Result<(), AvmError> {
         let none: Offers = [None; m::CONSUMERS];
+        let mut n = 0u64;
         while !self.idle() {
             self.tick(&none);
+            n += 1;
+            if self.on_a_card() && n > CARD_OP_LIMIT {
+                self.ops.clear();
+                return Err(AvmError::Hung(n));
+            }
+        }
+        match self.fault.take() {
+            Some(e) => Err(AvmError::Device(e)),
+            None => Ok(()),
         }
     }
 
     /// Take a snapshot now (idle cycles until it is read).
-    pub fn observe(&mut self) -> Snapshot {
+    pub fn observe(&mut self) -> Result<Snapshot, AvmError> {
         self.queue_observe();
-        self.drain();
-        self.take_snapshot().unwrap_or_default()
+        self.drain()?;
+        Ok(self.take_snapshot().unwrap_or_default())
     }
 
     /// Apply an action now and wait for it; allocation commands report
@@ -399,7 +485,7 @@ impl Pool {
     pub fn act(&mut self, consumer: &str, act: Act) -> Result<Outcome, AvmError> {
         let c = self.consumer(consumer)?;
         self.queue_act(c, act)?;
-        self.drain();
+        self.drain()?;
         match act {
             Act::Grant(_) | Act::Reclaim(_) => {
                 let s = self.status.take().ok_or_else(|| AvmError::NoStatus {

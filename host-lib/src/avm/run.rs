@@ -5,7 +5,6 @@
 use super::pool::{Act, Arbitration, Offers, Pool};
 use super::scenario::{Pattern, Scenario};
 use super::AvmError;
-use crate::spec::SimEngine;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -17,7 +16,7 @@ use weft_sim::engine::{BoxDut, Engine, EngineOptions, Prepared};
 /// Which policy manages the pool.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PolicyKind {
+pub enum PoolPolicy {
     /// Unmanaged: first come, first served, no control loop.
     None,
     /// The scenario's weights and quotas, fixed (weft-fw `Static`).
@@ -26,13 +25,13 @@ pub enum PolicyKind {
     Slo,
 }
 
-impl std::str::FromStr for PolicyKind {
+impl std::str::FromStr for PoolPolicy {
     type Err = AvmError;
     fn from_str(s: &str) -> Result<Self, AvmError> {
         match s {
-            "none" => Ok(PolicyKind::None),
-            "static" => Ok(PolicyKind::Static),
-            "slo" => Ok(PolicyKind::Slo),
+            "none" => Ok(PoolPolicy::None),
+            "static" => Ok(PoolPolicy::Static),
+            "slo" => Ok(PoolPolicy::Slo),
             o => Err(AvmError::Config(format!(
                 "unknown policy {o:?} (none, static or slo)"
             ))),
@@ -40,19 +39,42 @@ impl std::str::FromStr for PolicyKind {
     }
 }
 
-/// Makes fresh pools on one simulator.
+/// Which simulation runs the standalone pool block of a scenario.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockSim {
+    /// The block's reference model.
+    Model,
+    /// The RTL in rust-hdl's simulator.
+    RustHdl,
+    /// The RTL's Verilog in Verilator.
+    Verilator,
+}
+
+impl BlockSim {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockSim::Model => "model",
+            BlockSim::RustHdl => "rust-hdl",
+            BlockSim::Verilator => "verilator",
+        }
+    }
+}
+
+/// Makes fresh standalone pools on one simulator.
 pub struct PoolFactory {
-    engine: SimEngine,
+    sim: BlockSim,
     prepared: Option<Prepared<weft_hdl::avm::Avm>>,
 }
 
 impl PoolFactory {
-    /// Prepare `engine` (builds the Verilated model once, cached on disk).
-    pub fn new(engine: SimEngine, progress: Option<&dyn Fn(&str)>) -> Result<Self, AvmError> {
-        let e = match engine {
-            SimEngine::Model => None,
-            SimEngine::RustHdl => Some(Engine::RustHdl),
-            SimEngine::Verilator => Some(Engine::Verilator),
+    /// Prepare `sim` (builds the Verilated model once, cached on disk).
+    pub fn new(sim: BlockSim, progress: Option<&(dyn Fn(&str) + Sync)>) -> Result<Self, AvmError> {
+        let e = match sim {
+            BlockSim::Model => None,
+            BlockSim::RustHdl => Some(Engine::RustHdl),
+            BlockSim::Verilator => Some(Engine::Verilator),
         };
         let prepared = match e {
             None => None,
@@ -70,16 +92,12 @@ impl PoolFactory {
                 )?)
             }
         };
-        Ok(Self { engine, prepared })
+        Ok(Self { sim, prepared })
     }
 
     /// The simulator's name.
     pub fn engine(&self) -> &'static str {
-        match self.engine {
-            SimEngine::Model => "model",
-            SimEngine::RustHdl => "rust-hdl",
-            SimEngine::Verilator => "verilator",
-        }
+        self.sim.name()
     }
 
     /// A fresh pool with consumers `names`.
@@ -102,7 +120,7 @@ pub fn configure(pool: &mut Pool, s: &Scenario, mode: Arbitration) -> Result<(),
         pool.queue_act(c, Act::Quota(k.quota))?;
         pool.queue_act(c, Act::Reserve(k.reserve))?;
     }
-    pool.drain();
+    pool.drain()?;
     for (c, k) in s.consumers.iter().enumerate() {
         for v in 0..k.pages {
             pool.act(&k.name, Act::Grant(v))
@@ -217,19 +235,19 @@ fn run_once(
     f: &PoolFactory,
     s: &Scenario,
     active: &[bool],
-    policy: PolicyKind,
+    policy: PoolPolicy,
     cycles: u64,
 ) -> Result<RunResult, AvmError> {
     let names = s.consumers.iter().map(|c| c.name.clone()).collect();
     let mut pool = f.pool(names)?;
     let mode = match policy {
-        PolicyKind::None => Arbitration::FirstCome,
+        PoolPolicy::None => Arbitration::FirstCome,
         _ => Arbitration::Managed,
     };
     configure(&mut pool, s, mode)?;
     let policy: Option<Box<dyn Policy>> = match policy {
-        PolicyKind::None => None,
-        PolicyKind::Static => {
+        PoolPolicy::None => None,
+        PoolPolicy::Static => {
             let mut w = [1; fw::MAX_CONSUMERS];
             let mut q = [0; fw::MAX_CONSUMERS];
             for (c, k) in s.consumers.iter().enumerate() {
@@ -238,7 +256,7 @@ fn run_once(
             }
             Some(Box::new(fw::Static::new(w, q, limits(s))))
         }
-        PolicyKind::Slo => Some(Box::new(slo_guard(s))),
+        PoolPolicy::Slo => Some(Box::new(slo_guard(s))),
     };
     Ok(drive(&mut pool, s, active, policy, cycles))
 }
@@ -334,7 +352,7 @@ fn drive(
 /// How to run a scenario.
 pub struct ScenarioOptions {
     /// Policy for the run with everyone.
-    pub policy: PolicyKind,
+    pub policy: PoolPolicy,
     /// Cycles per run (the scenario's unless given).
     pub cycles: Option<u64>,
 }
@@ -383,7 +401,7 @@ pub struct ScenarioReport {
     /// Simulator.
     pub engine: String,
     /// Policy of the run with everyone.
-    pub policy: PolicyKind,
+    pub policy: PoolPolicy,
     /// Cycles per run.
     pub cycles: u64,
     /// Cycles before measurement.
@@ -428,7 +446,7 @@ pub fn run_scenario(
     let mut alone = vec![];
     for c in 0..n {
         let active: Vec<bool> = (0..n).map(|k| k == c).collect();
-        let r = run_once(f, s, &active, PolicyKind::None, cycles)?;
+        let r = run_once(f, s, &active, PoolPolicy::None, cycles)?;
         alone.push(figures(&r.per[c], cycles, s.warmup));
     }
     let all = run_once(f, s, &vec![true; n], o.policy, cycles)?;

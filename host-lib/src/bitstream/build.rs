@@ -11,8 +11,8 @@
 //! box's AXI4-Lite slave 0 ([`super::box_map`]); a map that outgrows the
 //! box fails the build before anything is written.
 //!
-//! Without the OpenNIC top ([`super::top::opennic_top`] is `None`), only a
-//! dry run is allowed: the wrapper is then a stub that refuses synthesis.
+//! Without a top ([`BuildOptions::top`] `None`), only a dry run is allowed:
+//! the wrapper is then a stub that refuses synthesis.
 
 use super::board::Board;
 use super::box_map::{self, BoxLayout};
@@ -135,7 +135,7 @@ pub fn prepare(opts: &BuildOptions) -> Result<BuildPlan> {
         top: opts
             .top
             .as_ref()
-            .map_or_else(|| super::top::CURRENT_TOP.to_string(), |t| t.module.clone()),
+            .map_or_else(|| super::top::NO_TOP.to_string(), |t| t.module.clone()),
         stub: opts.top.is_none(),
         bit,
         mcs,

@@ -2,11 +2,10 @@
 //! `synth_xilinx -family xcup` where Vivado is absent, as counts and as a
 //! share of a board's part.
 //!
-//! The top is [`super::top::opennic_top`] when it exists; until then it is
-//! the card (`card`: CSR block and `kv_agg`), said so in the output. The
-//! per-engine breakdown synthesises each block alone (`csr`, `kv_agg`,
-//! `memops`). `memops` is not on the card yet, so it is not in the card's
-//! total.
+//! The total is the OpenNIC top, [`super::top::opennic_top`] (`weft_top`,
+//! every engine inside); the per-engine breakdown synthesises each block
+//! alone. The total is less than the sum of the blocks: synthesis trims what
+//! the top leaves unused and shares constants.
 //!
 //! These are yosys figures, not Vivado's: yosys 0.23 maps UltraScale+ carry
 //! chains to `CARRY4`, packs differently and does no placement. The LUT share
@@ -154,12 +153,11 @@ pub fn engine_note(block: &str) -> &'static str {
         "csr" => "register map decode",
         "kv_agg" => "key-value aggregation, 8 lanes x 512 slots",
         "grad_agg" => "gradient aggregation, 16 lanes x 256 slots",
-        "memops" => "MemOps switch port, 8 stages (registers only in weft_top: data ports not connected)",
-        "avm" => "AVM pool, 4 consumers x 16 pages (registers only in weft_top: data ports not connected)",
+        "memops" => "MemOps switch port, 8 stages",
+        "avm" => "AVM pool, 4 consumers x 16 pages",
         "axil_cdc" => "AXI4-Lite crossing axil_aclk -> axis_aclk",
         "deframe" => "UDP steering and header strip (two in weft_top)",
         "pkt_mux4" => "packet merge (three in weft_top)",
-        "card" => "the simulated card: CSR + kv_agg on one clock",
         _ => "",
     }
 }
@@ -317,36 +315,19 @@ mod run {
                 .find(|(n, _)| n == name)
                 .map(|(_, f)| f.clone())
         };
-        let (top_desc, total) = match crate::bitstream::top::opennic_top(&build) {
-            Some(t) => {
-                let text: String = t
-                    .files
-                    .iter()
-                    .map(|f| f.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                progress(&format!("yosys synth_xilinx -family xcup on {}", t.module));
-                let (u, cached) = synth_cached(&text, &t.module, "xcup")?;
-                (
-                    t.module.clone(),
-                    block_estimate("top", &t.module, "the OpenNIC top", u, board, cached),
-                )
-            }
-            None => {
-                let card = find("card").ok_or_else(|| {
-                    BitstreamError::Refused("weft-hdl emits no `card` block".into())
-                })?;
-                let module = weft_hdl::emit::module_name("card");
-                progress(&format!(
-                    "yosys synth_xilinx -family xcup on {module} (about a minute)"
-                ));
-                let (u, cached) = synth_cached(&card.text, &module, "xcup")?;
-                (
-                    crate::bitstream::top::CURRENT_TOP.to_string(),
-                    block_estimate("card", &module, engine_note("card"), u, board, cached),
-                )
-            }
-        };
+        let t = crate::bitstream::top::opennic_top(&build);
+        let text: String = t
+            .files
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        progress(&format!("yosys synth_xilinx -family xcup on {}", t.module));
+        let (u, cached) = synth_cached(&text, &t.module, "xcup")?;
+        let (top_desc, total) = (
+            t.module.clone(),
+            block_estimate("top", &t.module, "the OpenNIC top", u, board, cached),
+        );
         let mut engines = vec![];
         for name in ENGINES {
             let Some(f) = find(name) else { continue };

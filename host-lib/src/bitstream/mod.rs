@@ -12,9 +12,9 @@
 //! * [`box_map`]: the box's register address map in the plugin, with
 //!   windows sized for weft's register map (the shell's crossbar gives each
 //!   slave 128 bytes), and the check that the map fits the box.
-//! * [`top`]: the one function that says what the OpenNIC top is. It returns
-//!   `None` until weft-hdl has `weft_top` (issue 8); the wrapper is then a
-//!   stub that cannot be synthesised, and `build` refuses without `--dry-run`.
+//! * [`top`]: the one function that says what the OpenNIC top is:
+//!   weft-hdl's `weft_top`. A build given no top gets a stub wrapper that
+//!   cannot be synthesised, and refuses without `--dry-run`.
 //! * [`vivado`]: the batch Tcl of the build, the runner that follows
 //!   Vivado's log by stage, and the timing check.
 //! * [`build`]: `weft bitstream build`, tying the above together.
@@ -143,8 +143,8 @@ pub enum BitstreamError {
         /// What could not be read or found.
         why: opennic::VerilogError,
     },
-    /// The OpenNIC top does not exist yet.
-    #[error("the OpenNIC top `weft_top` is not built yet (issue 8); --dry-run writes the flow files for inspection")]
+    /// A build without a top that is not a dry run.
+    #[error("no OpenNIC top was given to the build; only --dry-run writes the flow files (with a stub wrapper) for inspection")]
     TopMissing,
     /// A tool that is not installed.
     #[error("{tool} is not on PATH (set {env} to its path): {why}")]
@@ -244,6 +244,25 @@ pub fn bitstreams_dir() -> PathBuf {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../bitstreams"),
     }
+}
+
+/// Where `weft bitstream build` writes a board's build when `--out` does
+/// not say: `$WEFT_BUILD_DIR`, else `$XDG_DATA_HOME/weft/build`, else
+/// `~/.local/share/weft/build` — outside the source tree, so a build never
+/// dirties a checkout.
+pub fn build_dir() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = var("WEFT_BUILD_DIR") {
+        return d;
+    }
+    let data = var("XDG_DATA_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local/share")))
+        .unwrap_or_else(std::env::temp_dir);
+    data.join("weft/build")
 }
 
 /// SHA-256 of a file, lower-case hex.

@@ -882,7 +882,7 @@ pub fn wrapper(ports: &[Port], top: Option<&TopSource>) -> String {
             let _ = writeln!(
                 s,
                 "//\n\
-                 // STUB: the OpenNIC top `weft_top` is not built yet (issue 8). This wrapper\n\
+                 // STUB: built without weft's top (a dry run). This wrapper\n\
                  // instantiates nothing that works: every output is tied to zero, and under\n\
                  // the shell's __synthesis__ define it instantiates a module that does not\n\
                  // exist, so synthesis stops here instead of producing a dead bitstream."
@@ -924,8 +924,8 @@ pub fn wrapper(ports: &[Port], top: Option<&TopSource>) -> String {
                 s,
                 "/* verilator lint_on UNUSEDSIGNAL */\n\n\
                  `ifdef __synthesis__\n  \
-                 // weft_top is not built yet (issue 8): refuse to synthesise.\n  \
-                 weft_top_is_not_built_yet__see_issue_8 refuse_to_synthesise ();\n\
+                 // built without weft_top: refuse to synthesise.\n  \
+                 weft_top_was_not_given__dry_run_only refuse_to_synthesise ();\n\
                  `endif\n"
             );
             for p in uncond.iter().filter(|p| p.dir == Dir::Output) {

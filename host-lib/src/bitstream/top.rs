@@ -4,13 +4,14 @@
 //! `weft_top` (`weft_hdl::top::WeftTop`), which exposes exactly the 250 MHz
 //! box's ports. The wrapper instantiates it ([`super::opennic::wrapper`]),
 //! `build` puts its Verilog in the plugin, and `estimate` synthesises it.
-//! The flow still handles a `None` top (a stub wrapper that refuses
-//! synthesis, only dry runs), for a build of the library without it.
+//! The build library also takes no top at all (a stub wrapper that refuses
+//! synthesis, for dry runs only), which its tests use to check the wrapper
+//! against shell checkouts without elaborating weft_top.
 
 /// One Verilog file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceFile {
-    /// File name (`weft_card.v`).
+    /// File name (`weft_top.v`).
     pub name: String,
     /// Its text.
     pub text: String,
@@ -28,21 +29,20 @@ pub struct TopSource {
 /// The module name of the OpenNIC top.
 pub const OPENNIC_TOP_MODULE: &str = "weft_top";
 
-/// How the top is described when there is none (the flow's fallback: the
-/// simulated card).
-pub const CURRENT_TOP: &str = "card (CSR + kv_agg on one clock; no OpenNIC top)";
+/// How a build without a top is described (a stub wrapper: dry runs only).
+pub const NO_TOP: &str = "none (stub wrapper: dry runs only)";
 
 /// The OpenNIC top for an image built with `build`: `weft_top` (its
 /// Verilog holds every submodule).
 #[cfg(feature = "sim")]
-pub fn opennic_top(build: &weft_regs::BuildInfo) -> Option<TopSource> {
-    Some(TopSource {
+pub fn opennic_top(build: &weft_regs::BuildInfo) -> TopSource {
+    TopSource {
         module: OPENNIC_TOP_MODULE.into(),
         files: vec![SourceFile {
             name: format!("{OPENNIC_TOP_MODULE}.v"),
             text: weft_hdl::emit::top_verilog(build),
         }],
-    })
+    }
 }
 
 /// The Verilog of every block weft-hdl emits today (`weft_<block>.v`, as

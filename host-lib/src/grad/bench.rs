@@ -8,11 +8,11 @@
 //! A benchmark, not a test: it prints figures and fails only when a run
 //! fails or a sum is not exact.
 
-use super::card::OpenedCard;
 use super::jobs::{self, JobsFile};
-use super::report::{PolicyKind, RunOptions, RunReport, Seeded};
+use super::report::{PriorityPolicy, RunOptions, RunReport, Seeded};
 use super::sched::run;
 use super::GradError;
+use crate::card::Card;
 use serde::Serialize;
 
 /// The shipped workload (`examples/grad/jobs.toml`): six jobs of different
@@ -105,7 +105,7 @@ fn means(rs: &[&RunReport]) -> PolicyMeans {
 /// Run `file` under fifo then dsa for each of `seeds`, each run on a fresh
 /// card from `open`.
 pub fn bench(
-    open: &dyn Fn() -> Result<OpenedCard, GradError>,
+    open: &dyn Fn() -> Result<Card, GradError>,
     file: &JobsFile,
     seeds: &[u64],
     progress: Option<&dyn Fn(&str)>,
@@ -115,27 +115,27 @@ pub fn bench(
     }
     let mut runs = vec![];
     for &seed in seeds {
-        let one = |policy: PolicyKind| -> Result<RunReport, GradError> {
+        let one = |policy: PriorityPolicy| -> Result<RunReport, GradError> {
             if let Some(p) = progress {
                 p(&format!(
                     "{} jobs under {policy}, seed {seed}",
                     file.jobs.len()
                 ));
             }
-            let mut card = open()?;
+            let card = open()?;
             let opts = RunOptions {
                 policy,
                 loss: 0.0,
                 seed,
             };
-            let rep = run(card.card.as_mut(), file, &Seeded(seed), &opts)?;
+            let rep = run(&card, file, &Seeded(seed), &opts)?;
             if let Some(d) = &rep.first_difference {
                 return Err(GradError::Mismatch(format!("{policy}, seed {seed}: {d}")));
             }
             Ok(rep)
         };
-        let fifo = one(PolicyKind::Fifo)?;
-        let dsa = one(PolicyKind::Dsa)?;
+        let fifo = one(PriorityPolicy::Fifo)?;
+        let dsa = one(PriorityPolicy::Dsa)?;
         runs.push(SeedRuns {
             seed,
             jct_ratio: fifo.average_jct / dsa.average_jct.max(1.0),

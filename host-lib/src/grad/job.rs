@@ -8,12 +8,13 @@
 //! compared with the exact `i64` sum of the fixed-point values before the
 //! result is returned.
 
-use super::card::OpenedCard;
+use super::card::geometry;
 use super::host::HostModel;
 use super::jobs::{JobSpec, JobsFile, MAX_VALUES};
-use super::report::{PolicyKind, RunOptions, RunReport, Values};
+use super::report::{PriorityPolicy, RunOptions, RunReport, Values};
 use super::sched::run_collect;
 use super::{from_fixed, headroom, to_fixed, GradError};
+use crate::card::Card;
 use weft_model::grad_agg::packet::MAX_WORKERS;
 
 /// How a job runs.
@@ -64,12 +65,12 @@ pub struct Summed {
     /// How the run went.
     pub report: RunReport,
     /// The card, for the next job.
-    pub card: OpenedCard,
+    pub card: Card,
 }
 
 /// A job collecting its workers' tensors.
 pub struct GradJob {
-    card: OpenedCard,
+    card: Card,
     opts: JobOptions,
     tensors: Vec<Option<Vec<i32>>>,
 }
@@ -88,7 +89,7 @@ impl Values for Given<'_> {
 
 impl GradJob {
     /// Open a job on `card`.
-    pub fn open(card: OpenedCard, opts: JobOptions) -> Result<Self, GradError> {
+    pub fn open(card: Card, opts: JobOptions) -> Result<Self, GradError> {
         if opts.workers == 0 || opts.workers > MAX_WORKERS {
             return Err(GradError::Options(format!(
                 "{} workers: a job has 1 to {MAX_WORKERS}",
@@ -113,7 +114,7 @@ impl GradJob {
         }
         .validate()?;
         let file = Self::file_of(&opts);
-        file.check(card.card.config().geometry().chunk_values())?;
+        file.check(geometry(&card)?.0.geometry().chunk_values())?;
         Ok(Self {
             tensors: vec![None; opts.workers as usize],
             card,
@@ -209,7 +210,7 @@ impl GradJob {
     /// sum differs from the exact one.
     pub fn finish(self) -> Result<Summed, GradError> {
         let GradJob {
-            mut card,
+            card,
             opts,
             tensors,
         } = self;
@@ -220,12 +221,11 @@ impl GradJob {
             .collect::<Result<Vec<_>, _>>()?;
         let file = Self::file_of(&opts);
         let ropts = RunOptions {
-            policy: PolicyKind::Fifo,
+            policy: PriorityPolicy::Fifo,
             loss: opts.loss,
             seed: opts.seed,
         };
-        let (report, mut sums) =
-            run_collect(card.card.as_mut(), &file, &Given(&tensors), &ropts, true)?;
+        let (report, mut sums) = run_collect(&card, &file, &Given(&tensors), &ropts, true)?;
         if let Some(d) = &report.first_difference {
             return Err(GradError::Mismatch(d.clone()));
         }

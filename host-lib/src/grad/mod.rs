@@ -9,8 +9,8 @@
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), weft::grad::GradError> {
-//! use weft::grad::{open_card, GradJob, JobOptions};
-//! let card = open_card(&"sim:model".parse().unwrap(), 256, None)?;
+//! use weft::{grad::{GradJob, JobOptions}, Card};
+//! let card = Card::open("sim").map_err(weft::grad::GradError::from_card)?;
 //! let mut job = GradJob::open(card, JobOptions { workers: 2, len: 3, ..JobOptions::default() })?;
 //! job.submit(0, &[0.5, -1.25, 3.0])?;
 //! job.submit(1, &[0.25, 1.0, -3.0])?;
@@ -20,8 +20,9 @@
 //! ```
 //!
 //! Layers, bottom up:
-//! - [`card`]: the engine behind the small [`GradCard`] trait, on the cycle
-//!   model, rust-hdl or Verilator ([`open_card`]);
+//! - [`card`]: the engine reached through the card's registers and frame
+//!   ports ([`GradSession`]): DATA frames from each worker's address on the
+//!   wire, RESULT copies to every worker, partials to the host fallback;
 //! - [`host`]: the modelled cost of the host fallback (its merge is the
 //!   model crate's exact `HostMerge`);
 //! - [`sched`]: jobs sharing the card in device time: compute phases,
@@ -42,11 +43,11 @@ pub mod jobs;
 pub mod report;
 pub mod sched;
 
-pub use card::{open_card, DutCard, GradCard, OpenedCard};
+pub use card::GradSession;
 pub use host::HostModel;
 pub use job::{GradJob, JobOptions, Summed};
 pub use jobs::{parse, JobSpec, JobsFile};
-pub use report::{CardCounters, JobReport, PolicyKind, RunOptions, RunReport, Seeded, Values};
+pub use report::{CardCounters, JobReport, PriorityPolicy, RunOptions, RunReport, Seeded, Values};
 pub use sched::run;
 
 use weft_model::grad_agg::host::MergeError;
@@ -117,9 +118,20 @@ pub enum GradError {
     /// The device cannot run gradient jobs in this build.
     #[error("{0}")]
     Unsupported(String),
-    /// The simulation failed.
-    #[error(transparent)]
-    Sim(#[from] weft_sim::SimError),
+    /// A register access or frame transfer failed: the run cannot be
+    /// trusted.
+    #[error("card: {0}")]
+    Device(weft_driver::Error),
+}
+
+impl GradError {
+    /// A host-library error about the card, as a job error.
+    pub fn from_card(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Driver(d) => GradError::Device(d),
+            other => GradError::Unsupported(other.to_string()),
+        }
+    }
 }
 
 /// The largest fixed-point magnitude a worker's value may have in a job of

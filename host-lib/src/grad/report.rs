@@ -7,7 +7,7 @@ use serde::Serialize;
 /// Which weft-fw policy sets the job priorities.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PolicyKind {
+pub enum PriorityPolicy {
     /// Every job the same priority: first come, first served, no preemption.
     Fifo,
     /// The priorities given in JOBS.toml.
@@ -16,13 +16,13 @@ pub enum PolicyKind {
     Dsa,
 }
 
-impl std::str::FromStr for PolicyKind {
+impl std::str::FromStr for PriorityPolicy {
     type Err = GradError;
     fn from_str(s: &str) -> Result<Self, GradError> {
         match s {
-            "fifo" => Ok(PolicyKind::Fifo),
-            "static" => Ok(PolicyKind::Static),
-            "dsa" => Ok(PolicyKind::Dsa),
+            "fifo" => Ok(PriorityPolicy::Fifo),
+            "static" => Ok(PriorityPolicy::Static),
+            "dsa" => Ok(PriorityPolicy::Dsa),
             o => Err(GradError::Options(format!(
                 "unknown policy {o:?} (fifo, static or dsa)"
             ))),
@@ -30,12 +30,12 @@ impl std::str::FromStr for PolicyKind {
     }
 }
 
-impl std::fmt::Display for PolicyKind {
+impl std::fmt::Display for PriorityPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            PolicyKind::Fifo => "fifo",
-            PolicyKind::Static => "static",
-            PolicyKind::Dsa => "dsa",
+            PriorityPolicy::Fifo => "fifo",
+            PriorityPolicy::Static => "static",
+            PriorityPolicy::Dsa => "dsa",
         })
     }
 }
@@ -44,7 +44,7 @@ impl std::fmt::Display for PolicyKind {
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     /// The priority policy.
-    pub policy: PolicyKind,
+    pub policy: PriorityPolicy,
     /// Probability the network drops a worker's DATA packet.
     pub loss: f64,
     /// Seed of the workers' compute jitter, the losses and the timeouts'
@@ -55,7 +55,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
-            policy: PolicyKind::Fifo,
+            policy: PriorityPolicy::Fifo,
             loss: 0.0,
             seed: 1,
         }
@@ -157,7 +157,7 @@ pub struct JobReport {
 }
 
 /// Counters read from the engine's registers at the end of a run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CardCounters {
     /// Packets in.
     pub packets: u64,
@@ -187,7 +187,7 @@ pub struct RunReport {
     /// Values per chunk.
     pub chunk_values: usize,
     /// The policy.
-    pub policy: PolicyKind,
+    pub policy: PriorityPolicy,
     /// Network loss.
     pub loss: f64,
     /// Seed.

@@ -1,33 +1,36 @@
 //! The host daemon's synchronous core: a state machine that packs tuples,
-//! sends them through the network model, keeps per-sender windows,
-//! retransmits, and merges spills and the final flush, all in simulated
-//! cycles against a [`KvCard`].
+//! sends them as UDP frames through the network model to the card's wire
+//! port, keeps per-sender windows, retransmits, takes the card's acks off
+//! the wire and its record frames off the host port, and merges spills and
+//! the final flush — all in the card's device time, through the card's two
+//! seams only (registers and frames, [`Card`]).
 //!
 //! The daemon owns the simulated world around the card: worker endpoints
-//! `0..workers` and the card's network port (endpoint `workers`) joined by a
-//! [`Network`]. Packets from the workers cross the network (loss,
-//! duplication, reordering, delay); acknowledgements and records come back
-//! through the card's host queue, which is lossless and in order, and reach
-//! the daemon at the end of the [`KvCard::advance`] call that produced them.
-//! (On a real deployment acks would cross the network too; modelling them
-//! as lossless keeps the reliability scheme the same, since a lost ack only
-//! looks like a lost packet to the sender and causes a retransmission that
-//! the card acknowledges as a duplicate.)
+//! `0..workers` (each a host with its own MAC, IP and UDP port,
+//! [`crate::card::addr::worker`]) and the card's wire port (endpoint
+//! `workers`), joined by a [`Network`] that loses, duplicates, reorders and
+//! delays frames in both directions: data frames on their way to the card
+//! and acks on their way back, as on a real network. Record frames come to
+//! the collector on the card's host port ([`crate::card::addr::host`]),
+//! which loses nothing; a gap in their sequence numbers fails the job.
 //!
-//! Time: the card's cycle counter is the clock. Each [`Daemon::step`]
-//! delivers the network's due packets, lets the senders transmit, and
-//! advances the card to the next event (a network arrival, a retransmission
-//! deadline) or by [`JobOptions::quantum`] cycles while the card is busy.
-//! While the daemon has nothing to do, no simulated time passes.
+//! Time: the card's cycle counter ([`FramePorts::cycles`]) is the clock.
+//! Each [`Daemon::step`] delivers the network's due frames, lets the
+//! senders transmit, and advances the card to the next event (a network
+//! arrival, a retransmission deadline) or by [`JobOptions::quantum`] cycles
+//! while the card is busy. While the daemon has nothing to do, no simulated
+//! time passes.
 
 use super::pack::{Packer, Placement};
 use super::{JobOptions, KvError, Result, Stats};
+use crate::card::{addr, Card};
 use std::collections::{BTreeMap, HashMap};
-use weft_model::kv_agg::packet::{self, AckStatus, Header, RecordKind};
+use weft_driver::{Device, FramePorts, Port, RegisterAccess};
+use weft_model::kv_agg::packet::{self, AckStatus, Header};
 use weft_model::kv_agg::{Config, WINDOW};
-use weft_regs::kv;
-use weft_sim::kv_card::{CardOutput, KvCard};
-use weft_sim::net::Network;
+use weft_model::net::Network;
+use weft_model::wire::{self, build_frame, parse_built, Endpoint};
+use weft_regs::{kv, net};
 
 /// What one [`Daemon::step`] found.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -51,7 +54,8 @@ pub struct JobOutput {
 /// A packet sent and not yet acknowledged.
 #[derive(Debug)]
 struct Unacked {
-    bytes: Vec<u8>,
+    /// The whole frame (the worker's addresses and the packet).
+    frame: Vec<u8>,
     /// Retransmit when the clock reaches this cycle.
     deadline: u64,
     /// Transmissions so far.
@@ -61,6 +65,7 @@ struct Unacked {
 /// One worker's sending side.
 #[derive(Debug)]
 struct Sender {
+    me: Endpoint,
     packer: Packer,
     next_seq: u32,
     unacked: BTreeMap<u32, Unacked>,
@@ -83,88 +88,138 @@ pub struct Daemon {
     senders: Vec<Sender>,
     net: Network,
     card_port: usize,
+    card_ep: Endpoint,
+    collector: Endpoint,
     finishing: bool,
+    flush_done: bool,
+    next_record_seq: u32,
     sums: HashMap<u32, i64>,
     stats: Stats,
     start_cycles: u64,
-    start_beats: u64,
 }
 
 /// The cycles a flush may take before the daemon gives up: generous, since
-/// the RTL card's flush timing is its own (the model takes one cycle a row).
+/// the card's flush walks every slot row and the records then queue for
+/// the host port.
 fn flush_budget(cfg: &Config) -> u64 {
-    16 * (1u64 << cfg.slot_bits) + 100_000
+    64 * (1u64 << cfg.slot_bits) + 200_000
+}
+
+fn regs_err(e: weft_driver::Error) -> KvError {
+    KvError::Card(e)
+}
+
+/// Configure the card for a key-value job: its own addresses, the
+/// collector on its host port, record packing, engines on.
+pub fn configure(card: &Card, collector: &Endpoint) -> Result<()> {
+    let dev = card.regs();
+    let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
+    card.set_address().map_err(regs_err)?;
+    let (hi, lo) = wire::mac_regs(&collector.mac);
+    w(&net::KV_MAC_HI, hi)?;
+    w(&net::KV_MAC_LO, lo)?;
+    w(&net::KV_IP, u32::from(collector.ip))?;
+    w(&net::KV_PORT, collector.port as u32)?;
+    w(&net::PACK_MAX, wire::KV_DEFAULT_RECORDS as u32)?;
+    w(&net::PACK_WAIT, addr::PACK_WAIT)?;
+    w(&net::PACK_SEQ, 0)?;
+    card.enable_engines().map_err(regs_err)
+}
+
+/// The card's key-value geometry from its `kv.GEOMETRY` register.
+pub fn geometry(dev: &dyn Device) -> Result<(Config, u32)> {
+    let geo = dev.read_reg(&kv::GEOMETRY).map_err(regs_err)?;
+    let cfg = Config {
+        lanes: kv::GEOMETRY_LANES.get(geo) as usize,
+        slot_bits: kv::GEOMETRY_SLOT_BITS.get(geo),
+        senders: kv::GEOMETRY_SENDERS.get(geo) as usize,
+    };
+    let window = kv::GEOMETRY_WINDOW.get(geo);
+    if cfg.lanes == 0 || cfg.lanes > 16 || cfg.slot_bits == 0 || cfg.slot_bits > 20 || window == 0 {
+        return Err(KvError::Geometry(format!(
+            "GEOMETRY register reads {geo:#010x}: {} lanes, 2^{} slots per bank, {} senders, window {window}",
+            cfg.lanes, cfg.slot_bits, cfg.senders
+        )));
+    }
+    Ok((cfg, window))
 }
 
 impl Daemon {
-    /// Open a job on `card`: check the card's geometry, set the job id,
-    /// retire whatever an earlier job left on the card, set the replacement
-    /// policy and reset the windows and counters.
+    /// Open a job on `card`: read the card's geometry, configure its
+    /// addresses, set the job id, retire whatever an earlier job left on
+    /// the card, set the replacement policy and reset the windows and
+    /// counters.
     ///
     /// The order matters: the new job id goes in first, so stale packets of
     /// an earlier job still queued at the card are dropped as malformed
     /// instead of being aggregated; then a flush drains (and discards) any
     /// table contents an aborted job left; then the reset clears the
     /// windows and the counters those steps touched.
-    pub fn open(card: &mut dyn KvCard, opts: JobOptions) -> Result<Self> {
+    pub fn open(card: &Card, opts: JobOptions) -> Result<Self> {
         opts.validate()?;
-        let cfg = card.config();
-        let geo = card.read_reg(&kv::GEOMETRY);
-        let (lanes, slot_bits, senders, window) = (
-            kv::GEOMETRY_LANES.get(geo) as usize,
-            kv::GEOMETRY_SLOT_BITS.get(geo),
-            kv::GEOMETRY_SENDERS.get(geo) as usize,
-            kv::GEOMETRY_WINDOW.get(geo),
-        );
-        if (lanes, slot_bits, senders) != (cfg.lanes, cfg.slot_bits, cfg.senders) || window == 0 {
-            return Err(KvError::Geometry(format!(
-                "GEOMETRY register says {lanes} lanes, 2^{slot_bits} slots per bank, {senders} senders, window {window}; the card's build says {} lanes, 2^{} slots, {} senders",
-                cfg.lanes, cfg.slot_bits, cfg.senders
+        let dev = card.regs();
+        let frames = card.frames().map_err(KvError::from_card)?;
+        let (cfg, window) = geometry(dev)?;
+        if opts.workers > cfg.senders {
+            return Err(KvError::Options(format!(
+                "{} workers, but the card keeps sequence windows for {} senders",
+                opts.workers, cfg.senders
             )));
         }
-        if opts.workers > senders {
+        if opts.workers > addr::MAX_WORKERS {
             return Err(KvError::Options(format!(
-                "{} workers, but the card keeps sequence windows for {senders} senders",
-                opts.workers
+                "{} workers: the simulated network has addresses for {}",
+                opts.workers,
+                addr::MAX_WORKERS
             )));
         }
         let window = window.min(WINDOW);
         let max_tuples = opts.max_tuples();
+        let collector = Endpoint {
+            port: addr::KV_COLLECTOR_PORT,
+            ..addr::host()
+        };
+        configure(card, &collector)?;
 
-        card.write_reg(&kv::JOB, opts.job as u32);
+        let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
+        w(&kv::JOB, opts.job as u32)?;
         let budget = flush_budget(&cfg);
-        let start = card.cycles();
-        while !card.idle() {
-            card.advance(opts.quantum);
-            if card.cycles() - start > budget {
+        // Drain what an earlier job left at the card's input.
+        let start = frames.cycles();
+        while frames.busy() {
+            frames.advance(opts.quantum).map_err(regs_err)?;
+            if frames.cycles() - start > budget {
                 return Err(KvError::Drain {
-                    cycles: card.cycles() - start,
+                    cycles: frames.cycles() - start,
                 });
             }
         }
-        card.write_reg(&kv::CMD, kv::CMD_FLUSH.set(0, 1));
-        wait_flush_done(card, opts.quantum, budget, |_| {})?;
-        card.write_reg(&kv::CTRL, kv::CTRL_REPLACE.set(0, opts.replace as u32));
-        card.write_reg(&kv::CMD, kv::CMD_RESET.set(0, 1));
-        check_fault(card)?;
+        frames.advance(4 * opts.quantum).map_err(regs_err)?;
+        w(&kv::CMD, kv::CMD_FLUSH.set(0, 1))?;
+        wait_fin(frames, opts.quantum, budget, |_| {})?;
+        w(&kv::CTRL, kv::CTRL_REPLACE.set(0, opts.replace as u32))?;
+        w(&kv::CMD, kv::CMD_RESET.set(0, 1))?;
+        w(&net::PACK_SEQ, 0)?;
 
-        // The slowest acknowledgement: a copy's longest network delay, the
-        // card's receive queue full of every sender's window (twice, for
-        // duplicates and retransmissions queued with them), and the step
+        // The slowest acknowledgement: a frame's longest network delay
+        // there and back, the card's input queued with every sender's
+        // window (twice, for duplicates and retransmissions queued with
+        // them), the record frames queued on the way, and the step
         // granularity. A timeout above it never fires for a packet that is
         // merely queued, so retransmissions cannot snowball.
-        let beats_per_packet = packet::HEADER_BYTES
-            .saturating_add(max_tuples * packet::TUPLE_BYTES)
-            .div_ceil(8 * cfg.lanes) as u64;
+        let beats_per_frame =
+            (wire::HEADERS + packet::HEADER_BYTES + max_tuples * packet::TUPLE_BYTES).div_ceil(64)
+                as u64;
         let rto = opts.rto.unwrap_or(
-            2 * opts.net.max_delay()
-                + 2 * opts.workers as u64 * window as u64 * beats_per_packet
+            4 * opts.net.max_delay()
+                + 3 * opts.workers as u64 * window as u64 * beats_per_frame
                 + 4 * opts.quantum
-                + 256,
+                + 512,
         );
         let placement = Placement::new(&cfg, max_tuples);
         let senders = (0..opts.workers)
-            .map(|_| Sender {
+            .map(|i| Sender {
+                me: addr::worker(i),
                 packer: Packer::new(placement.clone()),
                 next_seq: 0,
                 unacked: BTreeMap::new(),
@@ -172,7 +227,7 @@ impl Daemon {
             .collect();
         let net = Network::new(opts.net, opts.seed)?;
         let stats = Stats {
-            card: "unnamed".into(),
+            card: card.name(),
             workers: opts.workers,
             slots: cfg.slots(),
             replace: opts.replace,
@@ -181,6 +236,11 @@ impl Daemon {
         };
         Ok(Self {
             card_port: opts.workers,
+            card_ep: Endpoint {
+                port: wire::KV_PORT,
+                ..addr::card()
+            },
+            collector,
             opts,
             cfg,
             window,
@@ -189,10 +249,11 @@ impl Daemon {
             senders,
             net,
             finishing: false,
+            flush_done: false,
+            next_record_seq: 0,
             sums: HashMap::new(),
             stats,
-            start_cycles: card.cycles(),
-            start_beats: card.beats(),
+            start_cycles: frames.cycles(),
         })
     }
 
@@ -244,7 +305,7 @@ impl Daemon {
                 u.deadline = now + self.rto;
                 self.stats.retransmissions += 1;
                 self.stats.transmissions += 1;
-                self.net.send(now, id, self.card_port, u.bytes.clone());
+                self.net.send(now, id, self.card_port, u.frame.clone());
             }
         }
         for id in 0..self.senders.len() {
@@ -259,11 +320,11 @@ impl Daemon {
                 // `tuples.len() <= max_tuples <= packet::MAX_TUPLES`, which
                 // fits the u16 count (checked by `JobOptions::validate`).
                 let h = Header::data(self.opts.job, id as u16, seq, tuples.len() as u16);
-                let bytes = packet::encode(&h, &tuples);
+                let frame = build_frame(&s.me, &self.card_ep, &packet::encode(&h, &tuples));
                 s.unacked.insert(
                     seq,
                     Unacked {
-                        bytes: bytes.clone(),
+                        frame: frame.clone(),
                         deadline: now + self.rto,
                         tries: 1,
                     },
@@ -271,51 +332,108 @@ impl Daemon {
                 self.stats.packets += 1;
                 self.stats.transmissions += 1;
                 self.stats.misplaced += misplaced as u64;
-                self.net.send(now, id, self.card_port, bytes);
+                self.net.send(now, id, self.card_port, frame);
             }
         }
         Ok(())
     }
 
-    /// Take in what the card produced: acks retire packets, records merge.
-    fn absorb(&mut self, out: CardOutput) -> bool {
-        for a in out.acks {
-            self.stats.acks += 1;
-            if a.status == AckStatus::Duplicate {
-                self.stats.duplicate_acks += 1;
-            }
-            // Matched by (sender, seq): an ack for a packet already retired
-            // (a duplicate's, or a retransmission's) finds nothing.
-            if let Some(s) = self.senders.get_mut(a.sender as usize) {
-                s.unacked.remove(&a.seq);
+    /// An ack frame reached worker `id`: it retires the packet it names.
+    fn ack(&mut self, id: usize, frame: &[u8]) {
+        let Some(p) = parse_built(frame).filter(|p| p.src == self.card_ep) else {
+            return;
+        };
+        let b = &p.payload;
+        if b.len() < 16 || b[1] != wire::KV_FLAG_ACK {
+            return;
+        }
+        let sender = u16::from_le_bytes([b[6], b[7]]) as usize;
+        let seq = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        self.stats.acks += 1;
+        if b[12] == AckStatus::Duplicate as u8 {
+            self.stats.duplicate_acks += 1;
+        }
+        // Matched by (sender, seq): an ack for a packet already retired
+        // (a duplicate's, or a retransmission's) finds nothing.
+        if sender == id {
+            if let Some(s) = self.senders.get_mut(id) {
+                s.unacked.remove(&seq);
             }
         }
-        let mut done = false;
-        for r in out.records {
-            match r.kind {
-                RecordKind::Spill | RecordKind::Flush => {
-                    for (k, v) in r.lanes.iter().flatten() {
-                        *self.sums.entry(*k).or_insert(0) += *v as i64;
-                        self.stats.host_records += 1;
-                        if r.kind == RecordKind::Spill {
-                            self.stats.spill_records += 1;
-                        } else {
-                            self.stats.flush_records += 1;
-                        }
-                    }
-                }
-                RecordKind::FlushDone => done = true,
-            }
-        }
-        done
     }
 
-    /// One step of the job: deliver due packets to the card, transmit,
-    /// and advance the card to the next event.
-    pub fn step(&mut self, card: &mut dyn KvCard) -> Result<Poll> {
-        let now = card.cycles();
+    /// A frame reached the collector on the card's host port: records
+    /// merge; the flush's FIN frame ends the job's flush.
+    fn record_frame(&mut self, frame: &[u8]) -> Result<()> {
+        let Some(p) = parse_built(frame) else {
+            return Ok(());
+        };
+        if p.src != self.card_ep || p.dst != self.collector {
+            return Ok(());
+        }
+        let b = &p.payload;
+        if b.len() < 16 || b[1] & wire::KV_FLAG_RECORDS == 0 {
+            return Ok(());
+        }
+        let seq = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        if seq != self.next_record_seq {
+            return Err(KvError::RecordsLost {
+                expected: self.next_record_seq,
+                got: seq,
+            });
+        }
+        self.next_record_seq = seq.wrapping_add(1);
+        let flush = b[1] & wire::KV_FLAG_FLUSH != 0;
+        for r in b[16..].chunks_exact(8) {
+            let k = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+            let v = i32::from_le_bytes([r[4], r[5], r[6], r[7]]);
+            *self.sums.entry(k).or_insert(0) += v as i64;
+            self.stats.host_records += 1;
+            if flush {
+                self.stats.flush_records += 1;
+            } else {
+                self.stats.spill_records += 1;
+            }
+        }
+        self.stats.record_frames += 1;
+        if b[1] & wire::KV_FLAG_FIN != 0 {
+            self.flush_done = true;
+        }
+        Ok(())
+    }
+
+    /// Take what the card sent: acks into the network back to their
+    /// workers, record frames to the collector.
+    fn absorb(&mut self, frames: &dyn FramePorts) -> Result<()> {
+        let now = frames.cycles();
+        for f in frames.recv().map_err(regs_err)? {
+            match f.port {
+                Port::Wire => {
+                    // An ack goes back over the network to its worker.
+                    let to = (0..self.senders.len())
+                        .find(|&i| f.bytes.get(0..6) == Some(&self.senders[i].me.mac[..]));
+                    if let Some(to) = to {
+                        self.net.send(now, self.card_port, to, f.bytes);
+                    }
+                }
+                Port::Host => self.record_frame(&f.bytes)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of the job: deliver due frames (to the card, or acks to
+    /// their workers), transmit, and advance the card to the next event.
+    pub fn step(&mut self, card: &Card) -> Result<Poll> {
+        let frames = card.frames().map_err(KvError::from_card)?;
+        let now = frames.cycles();
         for d in self.net.deliver_due(now) {
-            card.deliver(d.payload);
+            if d.dst == self.card_port {
+                self.stats.beats += d.payload.len().div_ceil(64) as u64;
+                frames.send(Port::Wire, &d.payload).map_err(regs_err)?;
+            } else {
+                self.ack(d.dst, &d.payload);
+            }
         }
         self.transmit(now)?;
         // With nothing unacknowledged, transmit found nothing ready (an
@@ -323,7 +441,7 @@ impl Daemon {
         // belong to acknowledged packets, are duplicates, and need not be
         // waited for.
         let unacked = self.senders.iter().any(|s| !s.unacked.is_empty());
-        if !unacked && card.idle() {
+        if !unacked && !frames.busy() {
             return Ok(Poll::Idle);
         }
         let next_event = self
@@ -336,33 +454,30 @@ impl Daemon {
         let cycles = match next_event {
             // While the card works, step in quanta so acks come back
             // promptly and free window space.
-            Some(e) if !card.idle() => e.saturating_sub(now).clamp(1, q),
+            Some(e) if frames.busy() => e.saturating_sub(now).clamp(1, q),
             None => q,
-            // An idle card: jump straight to the next event.
-            Some(e) => e.saturating_sub(now).max(1),
+            Some(e) => e.saturating_sub(now).clamp(1, 4 * q),
         };
-        let out = card.advance(cycles);
-        check_fault(card)?;
-        self.absorb(out);
+        frames.advance(cycles).map_err(regs_err)?;
+        self.absorb(frames)?;
         Ok(Poll::Busy)
     }
 
     /// Finish the job: send what is left, wait until every packet is
-    /// acknowledged and the card has drained its input, flush the table,
-    /// collect until the flush is done, and return the sums.
-    pub fn finish(mut self, card: &mut dyn KvCard) -> Result<JobOutput> {
+    /// acknowledged, flush the table, collect record frames until the
+    /// flush's FIN, and return the sums.
+    pub fn finish(mut self, card: &Card) -> Result<JobOutput> {
         self.close_input();
+        let frames = card.frames().map_err(KvError::from_card)?;
+        let dev = card.regs();
         let budget = flush_budget(&self.cfg);
-        // Once everything is acknowledged only the card's input queue is
-        // left to drain; a card that never drains is broken, and is
-        // reported rather than waited on forever.
         let mut acked_at = None;
         while self.step(card)? == Poll::Busy {
             if self.senders.iter().all(|s| s.unacked.is_empty()) {
-                let t0 = *acked_at.get_or_insert(card.cycles());
-                if card.cycles() - t0 > budget {
+                let t0 = *acked_at.get_or_insert(frames.cycles());
+                if frames.cycles() - t0 > budget {
                     return Err(KvError::Drain {
-                        cycles: card.cycles() - t0,
+                        cycles: frames.cycles() - t0,
                     });
                 }
             } else {
@@ -370,20 +485,22 @@ impl Daemon {
             }
         }
         // Every packet is acknowledged, so every tuple has entered the
-        // pipeline; the flush command follows all their spills on the
-        // record stream.
-        card.write_reg(&kv::CMD, kv::CMD_FLUSH.set(0, 1));
-        let quantum = self.opts.quantum;
-        let mut outs = vec![];
-        wait_flush_done(card, quantum, budget, |o| outs.push(o))?;
-        for o in outs {
-            self.absorb(o);
+        // engine; the flush command follows all their spills.
+        dev.write_reg(&kv::CMD, kv::CMD_FLUSH.set(0, 1))
+            .map_err(regs_err)?;
+        let start = frames.cycles();
+        while !self.flush_done {
+            frames.advance(self.opts.quantum).map_err(regs_err)?;
+            self.absorb(frames)?;
+            if frames.cycles() - start > budget {
+                return Err(KvError::FlushTimeout {
+                    cycles: frames.cycles() - start,
+                });
+            }
         }
-        self.read_counters(card);
-        check_fault(card)?;
+        self.read_counters(dev)?;
         let st = &mut self.stats;
-        st.cycles = card.cycles() - self.start_cycles;
-        st.beats = card.beats() - self.start_beats;
+        st.cycles = frames.cycles() - self.start_cycles;
         st.keys = self.sums.len() as u64;
         let net = self.net.stats();
         st.net_lost = net.lost;
@@ -397,11 +514,11 @@ impl Daemon {
     }
 
     /// Read the engine's counters (LO first: it latches HI).
-    fn read_counters(&mut self, card: &mut dyn KvCard) {
+    fn read_counters(&mut self, dev: &dyn Device) -> Result<()> {
         let mut c = [0u64; 9];
         for (i, v) in c.iter_mut().enumerate() {
-            let lo = card.read_reg(&kv::COUNTERS[2 * i]) as u64;
-            let hi = card.read_reg(&kv::COUNTERS[2 * i + 1]) as u64;
+            let lo = dev.read_reg(&kv::COUNTERS[2 * i]).map_err(regs_err)? as u64;
+            let hi = dev.read_reg(&kv::COUNTERS[2 * i + 1]).map_err(regs_err)? as u64;
             *v = hi << 32 | lo;
         }
         let st = &mut self.stats;
@@ -414,35 +531,36 @@ impl Daemon {
         st.duplicates_dropped = c[6];
         st.malformed = c[7];
         st.window_drops = c[8];
+        Ok(())
     }
 }
 
-/// A card whose register accesses failed cannot be trusted with a result.
-fn check_fault(card: &dyn KvCard) -> Result<()> {
-    match card.fault() {
-        Some(f) => Err(KvError::CardFault(f)),
-        None => Ok(()),
-    }
-}
-
-/// Advance `card` until a flush-done record, handing every output to `sink`.
-fn wait_flush_done(
-    card: &mut dyn KvCard,
+/// Advance the card until a record frame with FIN arrives on its host
+/// port, handing every frame to `sink`.
+fn wait_fin(
+    frames: &dyn FramePorts,
     quantum: u64,
     budget: u64,
-    mut sink: impl FnMut(CardOutput),
+    mut sink: impl FnMut(&[u8]),
 ) -> Result<()> {
-    let start = card.cycles();
+    let start = frames.cycles();
     loop {
-        let out = card.advance(quantum);
-        let done = out.records.iter().any(|r| r.kind == RecordKind::FlushDone);
-        sink(out);
-        if done {
-            return Ok(());
+        frames.advance(quantum).map_err(regs_err)?;
+        for f in frames.recv().map_err(regs_err)? {
+            sink(&f.bytes);
+            let fin = f.port == Port::Host
+                && parse_built(&f.bytes).is_some_and(|p| {
+                    p.src.port == wire::KV_PORT
+                        && p.payload.len() >= 16
+                        && p.payload[1] & wire::KV_FLAG_FIN != 0
+                });
+            if fin {
+                return Ok(());
+            }
         }
-        if card.cycles() - start > budget {
+        if frames.cycles() - start > budget {
             return Err(KvError::FlushTimeout {
-                cycles: card.cycles() - start,
+                cycles: frames.cycles() - start,
             });
         }
     }
@@ -451,7 +569,7 @@ fn wait_flush_done(
 /// Run a whole job synchronously: open, push every `(worker, key, value)`,
 /// finish.
 pub fn run(
-    card: &mut dyn KvCard,
+    card: &Card,
     opts: JobOptions,
     tuples: impl IntoIterator<Item = (usize, u32, i32)>,
 ) -> Result<JobOutput> {

@@ -9,7 +9,8 @@
 //! it waits.
 
 use super::daemon::{Daemon, JobOutput, Poll};
-use super::{JobOptions, KvError, OpenedCard, Result, Stats};
+use super::{JobOptions, KvError, Result, Stats};
+use crate::card::Card;
 use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -30,14 +31,14 @@ pub struct Finished {
     /// Statistics.
     pub stats: Stats,
     /// The card, for the next job.
-    pub card: OpenedCard,
+    pub card: Card,
 }
 
 /// A running key-value job.
 pub struct KvJob {
     tx: mpsc::Sender<Msg>,
     workers: usize,
-    daemon: JoinHandle<(OpenedCard, Result<JobOutput>)>,
+    daemon: JoinHandle<(Card, Result<JobOutput>)>,
 }
 
 /// One worker's handle: pushes tuples as that worker. Cheap to clone and
@@ -68,14 +69,13 @@ impl Worker {
 impl KvJob {
     /// Open a job on `card`: the daemon opens the job on the card (see
     /// [`Daemon::open`]) before this returns.
-    pub async fn open(card: OpenedCard, opts: JobOptions) -> Result<Self> {
+    pub async fn open(card: Card, opts: JobOptions) -> Result<Self> {
         opts.validate()?;
         let workers = opts.workers;
         let (tx, mut rx) = mpsc::channel(CHANNEL);
         let (ready_tx, ready_rx) = oneshot::channel();
         let daemon = tokio::task::spawn_blocking(move || {
-            let mut card = card;
-            let r = serve(&mut card, opts, &mut rx, ready_tx);
+            let r = serve(&card, opts, &mut rx, ready_tx);
             (card, r)
         });
         match ready_rx.await {
@@ -123,11 +123,9 @@ impl KvJob {
         let _ = self.tx.send(Msg::Finish).await;
         let (card, r) = self.daemon.await.map_err(|_| KvError::Closed)?;
         let out = r?;
-        let mut stats = out.stats;
-        stats.card = card.kind.to_string();
         Ok(Finished {
             sums: out.sums,
-            stats,
+            stats: out.stats,
             card,
         })
     }
@@ -136,12 +134,12 @@ impl KvJob {
 /// The daemon thread: open, then alternate between taking messages and
 /// stepping the card until told to finish.
 fn serve(
-    card: &mut OpenedCard,
+    card: &Card,
     opts: JobOptions,
     rx: &mut mpsc::Receiver<Msg>,
     ready: oneshot::Sender<Result<()>>,
 ) -> Result<JobOutput> {
-    let mut d = match Daemon::open(card.card.as_mut(), opts) {
+    let mut d = match Daemon::open(card, opts) {
         Ok(d) => {
             let _ = ready.send(Ok(()));
             d
@@ -173,13 +171,13 @@ fn serve(
             }
         }
         if finish {
-            return d.finish(card.card.as_mut());
+            return d.finish(card);
         }
-        if d.step(card.card.as_mut())? == Poll::Idle {
+        if d.step(card)? == Poll::Idle {
             match rx.blocking_recv() {
                 Some(m) => {
                     if take(&mut d, m)? {
-                        return d.finish(card.card.as_mut());
+                        return d.finish(card);
                     }
                 }
                 None => return Err(KvError::Closed),

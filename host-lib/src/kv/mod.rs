@@ -10,9 +10,9 @@
 //! lost, duplicated or reordered.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), weft::kv::KvError> {
-//! use weft::kv::{open_kv_card, JobOptions, KvJob};
-//! let card = open_kv_card(&"sim".parse().unwrap(), weft_model::kv_agg::Config::DEFAULT)?;
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use weft::kv::{JobOptions, KvJob};
+//! let card = weft::Card::open("sim")?;
 //! let job = KvJob::open(card, JobOptions { workers: 2, ..JobOptions::default() }).await?;
 //! job.push(0, vec![(7, 1), (9, -3)]).await?;
 //! job.push(1, vec![(7, 41)]).await?;
@@ -23,8 +23,9 @@
 //!
 //! Layers, bottom up:
 //! - [`pack`]: home lanes and the packer;
-//! - [`Daemon`]: the synchronous, cycle-driven core (usable on its own,
-//!   e.g. [`run`] a whole job on a `&mut dyn KvCard`);
+//! - [`Daemon`]: the synchronous core, in the card's device time, through
+//!   the card's registers and frames (usable on its own, e.g. [`run`] a
+//!   whole job on a [`crate::Card`]);
 //! - [`KvJob`]: the async (tokio) front, which runs the core on a blocking
 //!   thread and feeds it tuples through a channel;
 //! - [`input`] and [`gen`]: the tuple file format of `weft agg kv` and a
@@ -42,11 +43,9 @@ pub mod pack;
 pub use daemon::{run, Daemon, JobOutput, Poll};
 pub use job::{Finished, KvJob, Worker};
 
-use crate::spec::DeviceSpec;
 use serde::Serialize;
-use weft_model::kv_agg::{packet, Config};
-use weft_sim::kv_card::{KvCard, ModelCard};
-use weft_sim::net::{NetConfig, NetError};
+use weft_model::kv_agg::packet;
+use weft_model::net::{NetConfig, NetError};
 
 /// Result alias of the module.
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -113,33 +112,35 @@ pub enum KvError {
         /// Cycles waited.
         cycles: u64,
     },
-    /// The card reported a fault (a register access failed); its results
+    /// A register access or frame transfer failed: the job's result
     /// cannot be trusted.
-    #[error("card fault: {0}")]
-    CardFault(String),
+    #[error("card: {0}")]
+    Card(weft_driver::Error),
+    /// The card cannot run the job (it has no frame path here, or this
+    /// build cannot open it).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A record frame went missing between the card and the collector.
+    #[error("record frame {expected} never reached the collector (the next one was {got}): the sums would be wrong")]
+    RecordsLost {
+        /// The sequence number expected.
+        expected: u32,
+        /// The one that came.
+        got: u32,
+    },
     /// The job's daemon stopped (it failed earlier, or the job was dropped).
     #[error("the job's daemon has stopped")]
     Closed,
-    /// The device cannot run a key-value job in this build.
-    #[error("{0}")]
-    Unsupported(String),
-    /// The simulated card could not be built or started.
-    #[error("{device}: {error}")]
-    Sim {
-        /// The device spec.
-        device: String,
-        /// What the simulator reported.
-        error: weft_sim::SimError,
-    },
-    /// The card's host queues could not be set up (a register access of
-    /// the setup failed).
-    #[error("{device}: host queues: {error}")]
-    Queues {
-        /// The device spec.
-        device: String,
-        /// What the driver reported.
-        error: weft_driver::Error,
-    },
+}
+
+impl KvError {
+    /// A host-library error about the card, as a job error.
+    pub fn from_card(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Driver(d) => KvError::Card(d),
+            other => KvError::Unsupported(other.to_string()),
+        }
+    }
 }
 
 /// How a job runs.
@@ -222,10 +223,8 @@ impl JobOptions {
 /// counter registers (`kv` block), read after the flush.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
-    /// Which card ran the job: `model` (the reference model with its
-    /// beat-per-cycle timing) or an RTL card, as [`open_kv_card`] named it.
-    /// `unnamed` from the synchronous core ([`Daemon`], [`run`]), which is
-    /// handed a bare `&mut dyn KvCard`.
+    /// Which card ran the job (`sim:verilator`, `sim:rust-hdl`,
+    /// `sim:model`, …).
     pub card: String,
     /// Worker senders.
     pub workers: usize,
@@ -285,6 +284,8 @@ pub struct Stats {
     pub spill_records: u64,
     /// Records from the final flush.
     pub flush_records: u64,
+    /// Record frames the collector took (records arrive many per frame).
+    pub record_frames: u64,
     /// `aggregated_on_nic / tuples`: the fraction of tuples absorbed into a
     /// slot on the card rather than sent to the host one by one. A tuple
     /// absorbed into a slot whose partial sum is later evicted or
@@ -296,7 +297,8 @@ pub struct Stats {
     pub host_record_fraction: f64,
     /// Card cycles of the job, from its first packet to the flush's end.
     pub cycles: u64,
-    /// Input beats the card accepted (duplicates included).
+    /// 64-byte beats of the data frames that reached the card's wire port
+    /// (duplicates and retransmissions included).
     pub beats: u64,
     /// `tuples / cycles`: end-to-end throughput in tuples per card cycle
     /// (at most `lanes` minus header overhead, 7.9 at 512 bits with
@@ -315,95 +317,4 @@ impl Stats {
         self.tuples_per_cycle = ratio(self.tuples, self.cycles);
         self.tuples_per_beat = ratio(self.tuples_in, self.beats);
     }
-}
-
-/// A card opened for key-value jobs, and what it is.
-pub struct OpenedCard {
-    /// The card.
-    pub card: Box<dyn KvCard>,
-    /// What runs behind it: `model` for the reference model card; the RTL
-    /// card names its engine.
-    pub kind: &'static str,
-    /// The device spec it was opened for.
-    pub device: String,
-}
-
-/// Open a card for key-value jobs. The one place that decides which card
-/// backs a device spec:
-/// - `sim` and `sim:verilator`: the RTL card (`weft_hdl::card`: CSR block
-///   and `kv_agg`) in rust-hdl's simulator or Verilator, reached through its
-///   AXI4-Lite register port, with packets sent on H2C queue 0 and acks and
-///   records received on C2H queue 0 (`weft_sim::kv_rings`); `kind` names
-///   the engine;
-/// - `sim:model`: the reference model with a beat-per-cycle timing model
-///   (fast, for large runs; `kind` is `model`).
-pub fn open_kv_card(device: &DeviceSpec, config: Config) -> Result<OpenedCard> {
-    use crate::spec::SimEngine;
-    use weft_sim::{Engine, EngineOptions, SimDevice};
-    let rtl = |engine: Engine, kind: &'static str| -> Result<OpenedCard> {
-        if config.lanes != Config::DEFAULT.lanes
-            || !weft_sim::blocks::CARD_SLOT_BITS.contains(&config.slot_bits)
-        {
-            return Err(KvError::Options(format!(
-                "{device}: the simulated RTL card has {} lanes and 64 to 2048 slots per lane ({} to {} slots); use --device sim:model for other sizes",
-                Config::DEFAULT.lanes,
-                Config::DEFAULT.lanes << weft_sim::blocks::CARD_SLOT_BITS.start(),
-                Config::DEFAULT.lanes << weft_sim::blocks::CARD_SLOT_BITS.end(),
-            )));
-        }
-        let dev = SimDevice::with_geometry(
-            engine,
-            weft_hdl::this_build(),
-            config.slot_bits,
-            &EngineOptions::default(),
-        )
-        .map_err(|error| KvError::Sim {
-            device: device.to_string(),
-            error,
-        })?;
-        // Packets go to the card on H2C queue 0, acks and records come back
-        // on C2H queue 0 (weft's ring protocol, served by the simulated
-        // card's modelled queue engine).
-        let card =
-            weft_sim::kv_rings::RingKvCard::new(std::sync::Arc::new(dev)).map_err(|error| {
-                KvError::Queues {
-                    device: device.to_string(),
-                    error,
-                }
-            })?;
-        Ok(OpenedCard {
-            card: Box::new(card),
-            kind,
-            device: device.to_string(),
-        })
-    };
-    match device {
-        DeviceSpec::Sim(SimEngine::RustHdl) => rtl(Engine::RustHdl, "rtl:rust-hdl"),
-        DeviceSpec::Sim(SimEngine::Verilator) => rtl(Engine::Verilator, "rtl:verilator"),
-        DeviceSpec::Sim(SimEngine::Model) => Ok(OpenedCard {
-            card: Box::new(ModelCard::new(config)),
-            kind: "model",
-            device: device.to_string(),
-        }),
-        DeviceSpec::Vfio(bdf) => Err(KvError::Unsupported(format!(
-            "vfio:{bdf}: key-value jobs on a real card need its network ports and AMD QDMA queues, which weft does not drive yet; they run on the simulated card (sim, sim:verilator, sim:model)"
-        ))),
-    }
-}
-
-/// A card geometry with `slots` slots in total on the default 8 lanes:
-/// `slots` must be 8 times a power of two.
-pub fn config_for_slots(slots: usize) -> Result<Config> {
-    let lanes = Config::DEFAULT.lanes;
-    let per_bank = slots / lanes;
-    // Banks above 2^20 slots would allocate gigabytes in the model.
-    if !slots.is_multiple_of(lanes) || !per_bank.is_power_of_two() || per_bank > 1 << 20 {
-        return Err(KvError::Options(format!(
-            "{slots} slots: the card has {lanes} lanes, so slots must be {lanes} x a power of two up to {lanes} x 2^20 (e.g. 4096 = {lanes} x 512)"
-        )));
-    }
-    Ok(Config {
-        slot_bits: per_bank.trailing_zeros(),
-        ..Config::DEFAULT
-    })
 }

@@ -1,26 +1,35 @@
-//! Run a verified program and a trace on the simulated MemOps port (8
-//! stages) with accelerator memories on its four ports, and check the run
-//! against the reference model.
+//! Run a verified program and a trace on a card's MemOps port.
+//!
+//! The program is written into the card's MemOps registers; each MemOps
+//! destination is one of the card's AVM pool consumers (`port0` to
+//! `port3`), given [`PAGES_EACH`] pages at virtual pages 0 up (so byte
+//! addresses 0 to `PAGES_EACH x 256 - 1` of each destination are mapped);
+//! every request of the trace is a UDP frame from the card's host to the
+//! card's MemOps port (`docs/wire.md`), and every completion comes back as a
+//! UDP reply. The run is checked against the top's reference model
+//! ([`crate::check::Checked`]), which sees the same register writes and
+//! frames, and reports the completions per requester, MemOps' telemetry and
+//! the pool's snapshot.
 
 use super::program::Parsed;
+use crate::avm::{Act, Pool, Snapshot};
+use crate::card::{addr, Card};
+use crate::check::Checked;
 use crate::{Error, Result};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
-use weft_model::memops::driver::{check_run, tel_counters, MemRun, MemTiming, MemopsDriver};
+use weft_driver::{Port, RegisterAccess};
+use weft_model::avm as pool_model;
+use weft_model::memops::driver::tel_counters;
 use weft_model::memops::{Request, Status, PORTS, STAGES};
-use weft_sim::engine::{Engine, EngineOptions, Prepared};
+use weft_model::wire::{self, build_frame, parse_built, Endpoint};
+use weft_regs::memops as regs;
 
-/// How to run.
-pub struct RunOptions<'a> {
-    /// Simulator.
-    pub engine: Engine,
-    /// Timing of the memories and requesters.
-    pub timing: MemTiming,
-    /// Seed of the timing.
-    pub seed: u64,
-    /// Verilator build progress.
-    pub progress: Option<&'a dyn Fn(&str)>,
-}
+/// Pool pages each destination gets (the pool has 16 for 4 consumers).
+pub const PAGES_EACH: u32 = (pool_model::PAGES / pool_model::CONSUMERS) as u32;
+
+/// Device cycles a run may take per request before the card counts as
+/// stuck (one transaction at a time, each a few dozen cycles).
+const CYCLES_PER_REQUEST: u64 = 2_000;
 
 /// One completion as the requester sees it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -29,32 +38,26 @@ pub struct CompletionLine {
     pub tag: u8,
     /// `ok`, `denied` or `error`.
     pub status: String,
-    /// Read data or the atomic's old value, hex (reads and atomics only).
+    /// Read data, hex (reads that completed `ok` only).
     pub data: Option<String>,
 }
 
 /// What a run reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
-    /// Simulator.
-    pub engine: String,
-    /// Completions per source port, in arrival order.
+    /// The card, e.g. `sim:verilator`.
+    pub device: String,
+    /// Completions per requester port, in arrival order.
     pub completions: Vec<Vec<CompletionLine>>,
-    /// Telemetry counters by name.
+    /// MemOps telemetry counters by name.
     pub telemetry: Vec<(String, u64)>,
-    /// SHA-256 of each port's memory (its non-zero bytes, by address).
-    pub memory_sha256: Vec<String>,
-    /// Cycles from the first request accepted to the last completion.
+    /// The pool after the run: per destination requests, faults, latency.
+    pub pool: Snapshot,
+    /// Device cycles from the first request sent to the last completion.
     pub cycles: u64,
-    /// Request headers accepted per cycle while requests were offered.
-    pub headers_per_cycle: f64,
-    /// Cycles from acceptance to issue of the first issued request.
-    pub added_latency: Option<u64>,
-    /// The run equals the reference model's prediction, and no memory was
-    /// written outside its permitted ranges.
-    pub model_agrees: bool,
-    /// The first difference, when the model disagrees.
-    pub difference: Option<String>,
+    /// Frames that matched the reference model's (every frame the card
+    /// sent during the run), or the first difference.
+    pub model: std::result::Result<u64, String>,
 }
 
 fn status_name(s: Status) -> &'static str {
@@ -63,17 +66,6 @@ fn status_name(s: Status) -> &'static str {
         Status::Denied => "denied",
         Status::Error => "error",
     }
-}
-
-/// SHA-256 over a memory's non-zero bytes: 8-byte little-endian address,
-/// then the byte, in address order.
-pub fn memory_digest(mem: &weft_model::memops::Endpoint) -> String {
-    let mut h = Sha256::new();
-    for (a, b) in mem.bytes() {
-        h.update(a.to_le_bytes());
-        h.update([b]);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Names of the telemetry counters of an 8-stage port, in `TEL_SEL` order.
@@ -97,69 +89,130 @@ pub fn telemetry_names() -> Vec<String> {
     v
 }
 
-/// Run `reqs` under the (already verified) program.
-pub fn run(p: &Parsed, reqs: &[Request], opts: &RunOptions) -> Result<RunReport> {
-    let image = p.program.image().map_err(|e| Error::Check(e.to_string()))?;
-    let eo = EngineOptions {
-        progress: opts.progress,
-        ..Default::default()
-    };
-    let prep = Prepared::new(
-        opts.engine,
-        &weft_hdl::emit::module_name("memops"),
-        weft_hdl::emit::memops::<8>,
-        false,
-        &eo,
-    )?;
-    let mut dut = prep.instantiate(None)?;
-    let mut d = MemopsDriver::new(image, STAGES, reqs.to_vec(), opts.timing, opts.seed);
-    let limit = 1000 * reqs.len() as u64 + 10_000;
-    weft_model::run(dut.as_mut(), &mut d, limit).map_err(|e| Error::Check(e.to_string()))?;
-    let r: MemRun = d.run;
-    let check = check_run(&p.program, STAGES, reqs, &r);
-    let mut completions = vec![vec![]; PORTS];
-    for c in &r.completions {
-        let data = (c.status == Status::Ok
-            && reqs.iter().any(|q| {
-                q.src == c.dst && q.tag == c.tag && q.op != weft_model::memops::Op::Write
-            }))
-        .then(|| format!("{:016x}", c.data));
-        completions[c.dst as usize % PORTS].push(CompletionLine {
-            tag: c.tag,
-            status: status_name(c.status).into(),
-            data,
-        });
+/// The requester's address: the card's host at the MemOps client port.
+fn client() -> Endpoint {
+    Endpoint {
+        port: addr::MEMOPS_CLIENT_PORT,
+        ..addr::host()
     }
+}
+
+/// Write `image` into the card's MemOps program and turn it on.
+fn install(card: &Card, image: &[u32]) -> weft_driver::Result<()> {
+    let r = card.regs();
+    r.write_reg(&regs::CTRL, 0)?;
+    r.write_reg(&regs::PROG_ADDR, 0)?;
+    for &w in image {
+        r.write_reg(&regs::PROG_DATA, w)?;
+    }
+    r.write_reg(&regs::TEL_CLEAR, 1)?;
+    r.write_reg(&regs::CTRL, regs::CTRL_ENABLE.set(0, 1))
+}
+
+/// Give every destination [`PAGES_EACH`] pages at virtual pages 0 up,
+/// after taking back whatever an earlier run left.
+fn map_pool(pool: &mut Pool) -> Result<()> {
+    for c in 0..pool_model::CONSUMERS {
+        let name = format!("port{c}");
+        pool.act(&name, Act::Reserve(0))?;
+        pool.act(&name, Act::Reclaim(255))?;
+        pool.act(&name, Act::Quota(PAGES_EACH))?;
+        for v in 0..PAGES_EACH {
+            pool.act(&name, Act::Grant(v))?;
+        }
+    }
+    Ok(())
+}
+
+/// Read MemOps' telemetry counters (LO latches HI).
+fn telemetry(card: &Card) -> weft_driver::Result<Vec<(String, u64)>> {
+    let r = card.regs();
     let names = telemetry_names();
-    let n = tel_counters(STAGES);
-    let first = r.accepted_at.first().copied().unwrap_or(0);
-    let last = r.accepted_at.last().copied().unwrap_or(0);
+    let mut v = vec![];
+    for (k, name) in names.into_iter().enumerate().take(tel_counters(STAGES)) {
+        r.write_reg(&regs::TEL_SEL, k as u32)?;
+        let lo = r.read_reg(&regs::TEL_LO)?;
+        let hi = r.read_reg(&regs::TEL_HI)?;
+        v.push((name, lo as u64 | (hi as u64) << 32));
+    }
+    Ok(v)
+}
+
+/// Run `reqs` under the (already verified) program on `card`.
+pub fn run(card: &Card, p: &Parsed, reqs: &[Request]) -> Result<RunReport> {
+    let image = p.program.image().map_err(|e| Error::Check(e.to_string()))?;
+    if let Some(r) = reqs.iter().find(|r| r.src as usize >= PORTS) {
+        return Err(Error::Check(format!(
+            "request tag {} from port {}: the card's MemOps has ports 0 to {}",
+            r.tag,
+            r.src,
+            PORTS - 1
+        )));
+    }
+    let (card, checker) = Checked::wrap_card(card.clone())?;
+    let frames = card.frames()?;
+    card.set_address()?;
+    install(&card, &image)?;
+    let mut pool = Pool::on_card(&card)?;
+    map_pool(&mut pool)?;
+    card.enable_engines()?;
+    // Frames the card sent while being configured are not the run's.
+    frames.recv()?;
+    let to = Endpoint {
+        port: wire::MEMOPS_PORT,
+        ..addr::card()
+    };
+    let start = frames.cycles();
+    for r in reqs {
+        frames.send(
+            Port::Host,
+            &build_frame(&client(), &to, &wire::memops_request(r)),
+        )?;
+    }
+    let mut completions = vec![vec![]; PORTS];
+    let mut got = 0;
+    let limit = CYCLES_PER_REQUEST * (reqs.len() as u64 + 1);
+    let mut last = start;
+    while got < reqs.len() {
+        if frames.cycles() - start > limit {
+            return Err(Error::Check(format!(
+                "{} of {} completions after {limit} cycles",
+                got,
+                reqs.len()
+            )));
+        }
+        frames.advance(16)?;
+        for f in frames.recv()? {
+            let c = parse_built(&f.bytes)
+                .filter(|x| f.port == Port::Host && x.dst == client() && x.src == to)
+                .and_then(|x| wire::parse_memops_completion(&x.payload))
+                .ok_or_else(|| {
+                    Error::Check(format!(
+                        "the card sent a {}-byte frame on the {} port that is not a MemOps completion to the host",
+                        f.bytes.len(),
+                        f.port.name()
+                    ))
+                })?;
+            last = f.cycle;
+            got += 1;
+            let read = reqs
+                .iter()
+                .any(|q| q.src == c.dst && q.tag == c.tag && q.op == weft_model::memops::Op::Read);
+            completions[c.dst as usize % PORTS].push(CompletionLine {
+                tag: c.tag,
+                status: status_name(c.status).into(),
+                data: (c.status == Status::Ok && read).then(|| format!("{:016x}", c.data)),
+            });
+        }
+    }
+    let telemetry = telemetry(&card)?;
+    let snapshot = pool.observe()?;
     Ok(RunReport {
-        engine: opts.engine.name().into(),
+        device: card.name(),
         completions,
-        telemetry: names
-            .into_iter()
-            .zip(r.telemetry.iter().copied())
-            .take(n)
-            .collect(),
-        memory_sha256: r.endpoints.iter().map(memory_digest).collect(),
-        cycles: r.cycles.saturating_sub(first),
-        headers_per_cycle: if r.accepted_at.is_empty() {
-            0.0
-        } else {
-            r.accepted_at.len() as f64 / (last - first + 1) as f64
-        },
-        added_latency: r.issued_at.first().and_then(|&t| {
-            // The first issued request: the first whose outcome was an issue.
-            let want = weft_model::memops::predict(&p.program, reqs);
-            let first_issued = reqs.iter().position(|q| {
-                want.issued
-                    .first()
-                    .is_some_and(|i| i.req.src == q.src && i.req.tag == q.tag)
-            })?;
-            Some(t - r.accepted_at.get(first_issued)?)
-        }),
-        model_agrees: check.is_ok(),
-        difference: check.err(),
+        telemetry,
+        pool: snapshot,
+        cycles: last.saturating_sub(start),
+        model: checker.verdict(),
     })
 }

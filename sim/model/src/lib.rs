@@ -12,7 +12,6 @@
 
 pub mod avm;
 pub mod axil;
-pub mod card;
 pub mod cdc;
 pub mod clocks;
 pub mod csr;
@@ -24,6 +23,7 @@ pub mod grad_fanout;
 pub mod kv_agg;
 pub mod memops;
 pub mod memops_port;
+pub mod net;
 pub mod net_regs;
 pub mod ports;
 pub mod rec_pack;

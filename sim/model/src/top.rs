@@ -122,3 +122,36 @@ crate::ports! {
 pub fn box_schedule() -> Schedule {
     Schedule::new([("axis_aclk", 1, 0), ("axil_aclk", 2, 0)]).expect("a valid schedule")
 }
+
+impl TopIn {
+    /// Place an AXI4-Lite master's signals on the top's register interface
+    /// `k` (0: weft's registers; 1: the interface that answers DECERR).
+    pub fn set_master(&mut self, k: usize, m: &crate::axil::MasterSignals) {
+        let bit = |v: u8, on: bool| (v & !(1 << k)) | (u8::from(on) << k);
+        let word = |v: u64, w: u32| (v & !(0xffff_ffffu64 << (32 * k))) | (w as u64) << (32 * k);
+        self.s_axil_awvalid = bit(self.s_axil_awvalid, m.awvalid);
+        self.s_axil_awaddr = word(self.s_axil_awaddr, m.awaddr);
+        self.s_axil_wvalid = bit(self.s_axil_wvalid, m.wvalid);
+        self.s_axil_wdata = word(self.s_axil_wdata, m.wdata);
+        self.s_axil_bready = bit(self.s_axil_bready, m.bready);
+        self.s_axil_arvalid = bit(self.s_axil_arvalid, m.arvalid);
+        self.s_axil_araddr = word(self.s_axil_araddr, m.araddr);
+        self.s_axil_rready = bit(self.s_axil_rready, m.rready);
+    }
+}
+
+impl TopOut {
+    /// The AXI4-Lite slave signals of register interface `k`.
+    pub fn slave(&self, k: usize) -> crate::axil::SlaveSignals {
+        crate::axil::SlaveSignals {
+            awready: self.s_axil_awready >> k & 1 != 0,
+            wready: self.s_axil_wready >> k & 1 != 0,
+            bresp: (self.s_axil_bresp >> (2 * k)) & 3,
+            bvalid: self.s_axil_bvalid >> k & 1 != 0,
+            arready: self.s_axil_arready >> k & 1 != 0,
+            rdata: (self.s_axil_rdata >> (32 * k)) as u32,
+            rresp: (self.s_axil_rresp >> (2 * k)) & 3,
+            rvalid: self.s_axil_rvalid >> k & 1 != 0,
+        }
+    }
+}

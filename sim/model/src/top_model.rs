@@ -139,6 +139,11 @@ pub struct TopModel {
     grad: GradModel,
     memops: MemopsModel,
     avm: AvmModel,
+    mo_image: Vec<u32>,
+    mo_prog_addr: u32,
+    mo_tel_sel: u32,
+    mo_tel_hi: u32,
+    sent: Vec<(OutPort, u16, Vec<u8>)>,
     /// Frames out, per port and stream.
     pub out: Outputs,
     /// The key-value record stream.
@@ -159,17 +164,33 @@ impl TopModel {
             scratch: 0,
             kv: KvModel::new(kv_agg::Config::DEFAULT),
             grad: GradModel::new(grad_agg::Config::CARD),
-            memops: MemopsModel::new(Program::default()),
+            memops: MemopsModel::disabled(),
             avm: AvmModel::new(),
+            mo_image: vec![0; crate::memops::program::IMAGE_WORDS],
+            mo_prog_addr: 0,
+            mo_tel_sel: 0,
+            mo_tel_hi: 0,
+            sent: vec![],
             out: Outputs::new(),
             records: vec![],
             counters: [0; COUNTERS],
         }
     }
 
-    /// The MemOps program the test installed through `memops.PROG_*`.
+    /// Install a MemOps program and enable the port, as writing its image
+    /// through `memops.PROG_*` and setting `CTRL.ENABLE` do.
     pub fn set_program(&mut self, p: Program) {
+        if let Ok(img) = p.image() {
+            self.mo_image = img;
+        }
         self.memops = MemopsModel::new(p);
+    }
+
+    /// Every frame sent since the last call, in order: port, stream
+    /// (`tuser_src`) and bytes. Record frames are not among them (see
+    /// [`RecItem`]).
+    pub fn take_sent(&mut self) -> Vec<(OutPort, u16, Vec<u8>)> {
+        std::mem::take(&mut self.sent)
     }
 
     fn reg(&self, r: &weft_regs::Register) -> u32 {
@@ -226,6 +247,11 @@ impl TopModel {
         (self.reg(&net::PACK_MAX) as usize).clamp(1, wire::KV_MAX_RECORDS)
     }
 
+    /// `net.PACK_WAIT`: cycles a partial record frame waits.
+    pub fn pack_wait(&self) -> u64 {
+        self.reg(&net::PACK_WAIT) as u64
+    }
+
     /// The sequence number of the first record frame not yet predicted.
     pub fn pack_seq(&self) -> u32 {
         self.seq
@@ -237,6 +263,7 @@ impl TopModel {
     }
 
     fn send(&mut self, port: OutPort, stream: u16, frame: Vec<u8>) {
+        self.sent.push((port, stream, frame.clone()));
         self.out.entry((port, stream)).or_default().push(frame);
         self.counters[match port {
             OutPort::C2h => counter::C2H_FRAMES,
@@ -404,7 +431,11 @@ impl TopModel {
                 }
             }
         };
-        let f = build_frame(&self.me(wire::MEMOPS_PORT), &from, &completion_payload(&c));
+        let f = build_frame(
+            &self.me(wire::MEMOPS_PORT),
+            &from,
+            &wire::memops_completion(&c),
+        );
         self.counters[counter::MEMOPS_REPLIES] += 1;
         self.send(OutPort::of(side), wire::SRC_MEMOPS, f);
     }
@@ -503,9 +534,126 @@ impl TopModel {
         } else if in_block(a, &avm::BLOCK) {
             self.avm_write(a, data);
         } else if in_block(a, &memops::BLOCK) {
-            // The program comes with `set_program`.
+            self.memops_write(a, data);
         }
         0
+    }
+
+    fn memops_write(&mut self, a: u32, data: u32) {
+        if a == memops::CTRL.addr {
+            self.memops.enabled = data & 1 != 0;
+        } else if a == memops::PROG_ADDR.addr {
+            self.mo_prog_addr = data & 0xff;
+        } else if a == memops::PROG_DATA.addr {
+            let i = self.mo_prog_addr as usize;
+            if let Some(w) = self.mo_image.get_mut(i) {
+                *w = data;
+            }
+            self.mo_prog_addr = (self.mo_prog_addr + 1) & 0xff;
+            let (enabled, tel) = (self.memops.enabled, self.memops.telemetry.clone());
+            self.memops = MemopsModel::new(Program::from_image(&self.mo_image));
+            self.memops.enabled = enabled;
+            self.memops.telemetry = tel;
+        } else if a == memops::TEL_SEL.addr {
+            self.mo_tel_sel = data & 0xff;
+        } else if a == memops::TEL_CLEAR.addr && data & 1 != 0 {
+            self.memops.telemetry = Default::default();
+        }
+    }
+
+    /// MemOps' telemetry counter `sel` (`TEL_SEL` order).
+    fn telemetry(&self, sel: usize) -> u64 {
+        let t = &self.memops.telemetry;
+        let k = crate::memops::STAGES;
+        match sel {
+            s if s < k => t.tx[s],
+            s if s < 2 * k => t.bytes[s - k],
+            s => match s - 2 * k {
+                0 => t.issued,
+                1 => t.blocked,
+                2 => t.denied,
+                3 => t.errors,
+                4 => t.mirrored,
+                _ => 0,
+            },
+        }
+    }
+
+    /// A register read as the card answers it now: `(response, data)`,
+    /// with side effects (latching a counter's HI word). The cycle counter
+    /// and the record packer's registers (`net.PACK_SEQ`, the counters of
+    /// record frames) are the caller's: this returns `None` for them, as
+    /// for anything else the model cannot know.
+    pub fn read_now(&mut self, addr: u32) -> Option<(u8, u32)> {
+        let Some((b, r)) = MAP.lookup(addr) else {
+            return Some((3, 0));
+        };
+        let a = addr & !3;
+        if let Some(v) = MAP.const_value(b, r, &self.build) {
+            return Some((0, v));
+        }
+        let ok = |v: u32| Some((0, v));
+        if a == weft_regs::ctrl::SCRATCH.addr {
+            return ok(self.scratch);
+        }
+        if a == weft_regs::ctrl::IRQ_TEST.addr {
+            return ok(0);
+        }
+        if in_block(a, &kv::BLOCK) {
+            return ok(self.kv.read_reg(a).unwrap_or(0));
+        }
+        if in_block(a, &grad::BLOCK) {
+            return ok(self.grad.read_reg(a).unwrap_or(0));
+        }
+        if in_block(a, &avm::BLOCK) {
+            let o = self.avm.eval(&AvmIn {
+                eng_raddr: (a >> 2) as u16,
+                eng_re: true,
+                ..Default::default()
+            });
+            self.avm.tick();
+            return ok(o.eng_rdata);
+        }
+        if in_block(a, &memops::BLOCK) {
+            let k = crate::memops::STAGES as u32;
+            let v = if a == memops::CTRL.addr {
+                self.memops.enabled as u32
+            } else if a == memops::PROG_ADDR.addr {
+                self.mo_prog_addr
+            } else if a == memops::PROG_DATA.addr {
+                self.mo_image
+                    .get(self.mo_prog_addr as usize)
+                    .copied()
+                    .unwrap_or(0)
+            } else if a == memops::TEL_SEL.addr {
+                self.mo_tel_sel
+            } else if a == memops::TEL_LO.addr {
+                let v = self.telemetry(self.mo_tel_sel as usize);
+                self.mo_tel_hi = (v >> 32) as u32;
+                v as u32
+            } else if a == memops::TEL_HI.addr {
+                self.mo_tel_hi
+            } else if a == memops::GEOMETRY.addr {
+                crate::memops::PORTS as u32
+                    | k << 8
+                    | (crate::memops::RANGES as u32) << 16
+                    | (crate::memops::TAGS as u32) << 24
+            } else {
+                // OUTSTANDING: the model completes every request at once.
+                0
+            };
+            return ok(v);
+        }
+        if in_block(a, &net::BLOCK) {
+            if let Some(i) = net::RW.iter().position(|x| x.addr == a) {
+                return ok(self.net[i]);
+            }
+            if a == net::WT_CMD.addr {
+                return ok(0);
+            }
+            return None;
+        }
+        None
     }
 
     /// A register read through AXI4-Lite, where the model can predict it:
@@ -551,16 +699,6 @@ pub fn ack_payload(a: &Ack, job: u16) -> Vec<u8> {
     p
 }
 
-/// The payload of a MemOps completion frame (docs/wire.md).
-pub fn completion_payload(c: &Completion) -> Vec<u8> {
-    let mut p = vec![0u8; 16];
-    p[0] = c.dst;
-    p[1] = c.tag;
-    p[2] = c.status as u8;
-    p[8..16].copy_from_slice(&c.data.to_le_bytes());
-    p
-}
-
 /// The 16-byte header of a record frame (docs/wire.md).
 pub fn record_header(flags: u8, n: usize, job: u16, seq: u32) -> [u8; 16] {
     let mut h = [0u8; 16];
@@ -578,7 +716,7 @@ pub fn record_header(flags: u8, n: usize, job: u16, seq: u32) -> [u8; 16] {
 /// builds (`from` to `to`) for its records, with the header of
 /// docs/wire.md — RECORDS, FLUSH for drained records, FIN on the frame that
 /// ends a flush (its last flush frame, or an empty frame of its own), the
-/// job, consecutive sequence numbers from `seq0` — at most `max` records a
+/// job, consecutive sequence numbers from `seq0` (when given) — at most `max` records a
 /// frame, spilled and drained records never in one frame, and together they
 /// carry exactly the stream.
 pub fn check_record_frames(
@@ -587,7 +725,7 @@ pub fn check_record_frames(
     from: &Endpoint,
     to: &Endpoint,
     job: u16,
-    seq0: u32,
+    seq0: Option<u32>,
     max: usize,
 ) -> Result<(), String> {
     let mut at = 0;
@@ -650,7 +788,10 @@ pub fn check_record_frames(
                 0
             }
             | if fin { wire::KV_FLAG_FIN } else { 0 };
-        let want_h = record_header(flags, n, job, seq0.wrapping_add(k as u32));
+        let seq = seq0.map_or(u32::from_le_bytes([h[8], h[9], h[10], h[11]]), |s| {
+            s.wrapping_add(k as u32)
+        });
+        let want_h = record_header(flags, n, job, seq);
         if h != want_h {
             return Err(format!(
                 "record frame {k}: header {h:02x?}, want {want_h:02x?}"

@@ -354,6 +354,40 @@ pub fn parse_built(f: &[u8]) -> Option<Parsed> {
     (build_frame(&src, &dst, &payload) == f).then_some(Parsed { src, dst, payload })
 }
 
+/// The payload of a MemOps request frame (docs/wire.md): 24 bytes.
+pub fn memops_request(r: &crate::memops::Request) -> Vec<u8> {
+    let mut p = vec![0u8; MIN_MEMOPS_PAYLOAD];
+    p[0] = r.src;
+    p[1] = r.op as u8;
+    p[2] = r.len;
+    p[3] = r.tag;
+    p[8..16].copy_from_slice(&r.addr.to_le_bytes());
+    p[16..24].copy_from_slice(&r.data.to_le_bytes());
+    p
+}
+
+/// The payload of a MemOps completion frame (docs/wire.md): 16 bytes.
+pub fn memops_completion(c: &crate::memops::Completion) -> Vec<u8> {
+    let mut p = vec![0u8; 16];
+    p[0] = c.dst;
+    p[1] = c.tag;
+    p[2] = c.status as u8;
+    p[8..16].copy_from_slice(&c.data.to_le_bytes());
+    p
+}
+
+/// A MemOps completion from its payload, if it is one (16 bytes or more,
+/// a known status).
+pub fn parse_memops_completion(p: &[u8]) -> Option<crate::memops::Completion> {
+    let p = p.get(..16)?;
+    Some(crate::memops::Completion {
+        dst: p[0],
+        tag: p[1],
+        status: crate::memops::Status::from_code(p[2])?,
+        data: u64::from_le_bytes(p[8..16].try_into().ok()?),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

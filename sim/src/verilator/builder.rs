@@ -355,6 +355,11 @@ const SLOW_OPT: &str = "-O0";
 /// Optimisation of the Verilator runtime (Verilator's default `-Os`).
 const RT_OPT: &str = "-Os";
 
+/// Verilator's flags. `--x-initial 0` starts every variable without a
+/// reset value at zero, as the FPGA's configuration does for flops and
+/// block RAM without an INIT and as rust-hdl's simulator does; `fast` left
+/// them as whatever the heap held, so two runs of the same job could
+/// differ.
 fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
     let mut f: Vec<String> = [
         "--cc",
@@ -362,7 +367,7 @@ fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
         "--x-assign",
         "fast",
         "--x-initial",
-        "fast",
+        "0",
         "--prefix",
         "Vtop",
         "--top-module",

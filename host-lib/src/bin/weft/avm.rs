@@ -1,69 +1,75 @@
-//! `weft avm`: scenarios, observation and actions on the AVM pool.
+//! `weft avm`: observe and act on a card's AVM pool; scenarios on the
+//! standalone pool block.
 
-use crate::{print_json, spinner};
+use crate::{open_job_card, print_json, spinner, JobCard};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use weft::avm::{self, Act, Arbitration, PolicyKind, PoolFactory, Scenario};
-use weft::spec::SimEngine;
-use weft::DeviceSpec;
+use weft::avm::{self, Act, BlockSim, Pool, PoolFactory, PoolPolicy, Scenario, Snapshot};
 
 #[derive(Subcommand)]
 pub enum AvmCmd {
-    /// Run a scenario: every consumer alone, then everyone together under a
-    /// policy; per consumer requests, p50/p99/p999 latency in cycles,
-    /// throughput and faults, each victim's p99 inflation and each
-    /// aggressor's throughput retained.
+    /// A scenario on the standalone pool block (not the card: its
+    /// consumers' synthetic traffic drives the block's consumer ports,
+    /// which on the card are MemOps' destinations): every consumer alone,
+    /// then everyone together under a policy; per consumer requests,
+    /// p50/p99/p999 latency in cycles, throughput and faults, each victim's
+    /// p99 inflation and each aggressor's throughput retained.
     Scenario(ScenarioArgs),
-    /// Run a scenario's setup and traffic (unmanaged) for some cycles, then
-    /// print the pool's snapshot: counters, latency quantiles from the
-    /// histograms, pages.
+    /// Read the card's pool: per consumer (MemOps' destinations port0 to
+    /// port3) requests, grants, stall cycles, faults, pages and latency
+    /// quantiles from the histograms. With --program and --trace, a MemOps
+    /// trace runs through the card first.
     Observe(ObserveArgs),
-    /// Apply one action to a consumer after a scenario's setup, then print
-    /// the snapshot after some cycles of its traffic.
+    /// Apply one action to a consumer of the card's pool, then print the
+    /// pool's snapshot.
     Act(ActArgs),
 }
 
 #[derive(Args)]
-pub struct Source {
+pub struct ScenarioArgs {
     /// A built-in scenario.
     #[arg(long, conflicts_with = "file")]
     preset: Option<String>,
     /// A scenario file (TOML; see `weft::avm::scenario`).
     #[arg(long)]
     file: Option<PathBuf>,
-    /// The simulated pool: sim (rust-hdl), sim:verilator or sim:model.
-    #[arg(long, default_value = "sim:verilator")]
-    device: DeviceSpec,
+    /// The standalone block's simulation (default: verilator when it is
+    /// installed, else the block's reference model).
+    #[arg(long, value_enum)]
+    sim: Option<BlockSim>,
     /// Cycles of traffic (the scenario's by default).
     #[arg(long)]
     cycles: Option<u64>,
+    /// Policy of the run with everyone: none (unmanaged), static, slo.
+    #[arg(long, default_value = "slo")]
+    policy: String,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
-pub struct ScenarioArgs {
-    #[command(flatten)]
-    src: Source,
-    /// Policy of the run with everyone: none (unmanaged), static, slo.
-    #[arg(long, default_value = "slo")]
-    policy: String,
-}
-
-#[derive(Args)]
 pub struct ObserveArgs {
     #[command(flatten)]
-    src: Source,
+    card: JobCard,
+    /// A MemOps program to run a trace under first (with --trace).
+    #[arg(long, requires = "trace")]
+    program: Option<PathBuf>,
+    /// The MemOps trace to run first (with --program).
+    #[arg(long, requires = "program")]
+    trace: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
 #[group(id = "action", required = true, multiple = false)]
 pub struct ActArgs {
     #[command(flatten)]
-    src: Source,
-    /// Consumer to act on.
+    card: JobCard,
+    /// Consumer to act on: port0 to port3.
     #[arg(long)]
     consumer: String,
     /// Page quota.
@@ -81,10 +87,16 @@ pub struct ActArgs {
     /// Reclaim up to N pages.
     #[arg(long, group = "action")]
     reclaim: Option<u32>,
+    /// Map a free page at this virtual page.
+    #[arg(long, group = "action")]
+    grant: Option<u32>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
-fn load(src: &Source) -> Result<Scenario> {
-    Ok(match (&src.preset, &src.file) {
+fn load(preset: &Option<String>, file: &Option<PathBuf>) -> Result<Scenario> {
+    Ok(match (preset, file) {
         (_, Some(f)) => {
             let text =
                 std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
@@ -95,19 +107,16 @@ fn load(src: &Source) -> Result<Scenario> {
     })
 }
 
-fn factory(device: &DeviceSpec) -> Result<PoolFactory> {
-    let engine = match device {
-        DeviceSpec::Sim(e) => *e,
-        DeviceSpec::Vfio(_) => bail!(
-            "{device}: AVM scenarios drive the pool's consumer ports with their own traffic, which only the simulated pool offers (on the card the consumers are MemOps' destinations); they run on sim, sim:verilator or sim:model"
-        ),
-    };
+fn factory(sim: Option<BlockSim>) -> Result<PoolFactory> {
+    let sim = sim.unwrap_or(if weft_sim::verilator::toolchain().is_ok() {
+        BlockSim::Verilator
+    } else {
+        eprintln!("note: Verilator is not installed: the scenario runs on the pool's reference model (--sim rust-hdl for the RTL, slowly)");
+        BlockSim::Model
+    });
     let pb = spinner();
     let progress = |m: &str| pb.set_message(format!("Verilator: {m}"));
-    let f = PoolFactory::new(
-        engine,
-        matches!(engine, SimEngine::Verilator).then_some(&progress as &dyn Fn(&str)),
-    );
+    let f = PoolFactory::new(sim, Some(&progress));
     pb.finish_and_clear();
     Ok(f?)
 }
@@ -115,25 +124,101 @@ fn factory(device: &DeviceSpec) -> Result<PoolFactory> {
 pub fn run(cmd: AvmCmd) -> Result<()> {
     match cmd {
         AvmCmd::Scenario(a) => scenario(a),
-        AvmCmd::Observe(a) => observe(&a.src, None),
+        AvmCmd::Observe(a) => observe(a),
         AvmCmd::Act(a) => {
-            let act = match (a.quota, a.reserve, a.weight, a.priority, a.reclaim) {
+            let act = match (a.quota, a.reserve, a.weight, a.priority, a.reclaim, a.grant) {
                 (Some(q), ..) => Act::Quota(q),
                 (_, Some(r), ..) => Act::Reserve(r),
                 (_, _, Some(w), ..) => Act::Weight(w),
-                (_, _, _, Some(p), _) => Act::Priority(p),
-                (.., Some(n)) => Act::Reclaim(n),
-                _ => bail!("give one of --quota, --reserve, --weight, --priority, --reclaim"),
+                (_, _, _, Some(p), ..) => Act::Priority(p),
+                (_, _, _, _, Some(n), _) => Act::Reclaim(n),
+                (.., Some(v)) => Act::Grant(v),
+                _ => bail!(
+                    "give one of --quota, --reserve, --weight, --priority, --reclaim, --grant"
+                ),
             };
-            observe(&a.src, Some((a.consumer.as_str(), act)))
+            let opened = open_job_card(&a.card)?;
+            let mut pool = Pool::on_card(&opened.card)?;
+            let outcome = pool.act(&a.consumer, act)?;
+            let snap = pool.observe()?;
+            opened.finish()?;
+            if a.json {
+                return print_json(&serde_json::json!({
+                    "device": opened.card.name(),
+                    "action": format!("{}: {act:?}", a.consumer),
+                    "outcome": outcome,
+                    "snapshot": snap,
+                }));
+            }
+            println!(
+                "{}: {act:?} applied on {}: {outcome:?}",
+                a.consumer,
+                opened.card.name()
+            );
+            print_snapshot(&snap);
+            Ok(())
         }
     }
 }
 
+fn observe(a: ObserveArgs) -> Result<()> {
+    let opened = open_job_card(&a.card)?;
+    if let (Some(program), Some(trace)) = (&a.program, &a.trace) {
+        let p = weft::memops::parse(
+            &std::fs::read_to_string(program)
+                .with_context(|| format!("reading {}", program.display()))?,
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
+        weft::memops::verify(&p)
+            .map_err(|r| anyhow::anyhow!("{}: rejected: {}", program.display(), r.message))?;
+        let text = std::fs::read_to_string(trace)
+            .with_context(|| format!("reading {}", trace.display()))?;
+        let reqs = weft::memops::parse_trace(&text).with_context(|| trace.display().to_string())?;
+        let rep = weft::memops::run(&opened.card, &p, &reqs)?;
+        if let Err(d) = &rep.model {
+            bail!("the card disagrees with the reference model: {d}");
+        }
+    }
+    let snap = Pool::on_card(&opened.card)?.observe()?;
+    opened.finish()?;
+    if a.json {
+        return print_json(&serde_json::json!({
+            "device": opened.card.name(),
+            "snapshot": snap,
+        }));
+    }
+    println!("pool of {}", opened.card.name());
+    print_snapshot(&snap);
+    Ok(())
+}
+
+/// A pool snapshot, one line per consumer.
+pub fn print_snapshot(snap: &Snapshot) {
+    println!("pool snapshot at pool cycle {}", snap.cycle);
+    println!(
+        "{:<10} {:>8} {:>8} {:>8} {:>7} {:>5} {:>6} {:>6}",
+        "consumer", "requests", "grants", "stalls", "faults", "pages", "p50<=", "p99<="
+    );
+    for c in &snap.consumers {
+        let q = |pm| weft_fw::avm::quantile(&[0; 16], &c.hist, pm).unwrap_or(0);
+        println!(
+            "{:<10} {:>8} {:>8} {:>8} {:>7} {:>5} {:>6} {:>6}",
+            c.name,
+            c.requests,
+            c.grants,
+            c.stall_cycles,
+            c.faults,
+            c.pages,
+            q(500),
+            q(990)
+        );
+    }
+}
+
 fn scenario(a: ScenarioArgs) -> Result<()> {
-    let s = load(&a.src)?;
-    let policy: PolicyKind = a.policy.parse()?;
-    let f = factory(&a.src.device)?;
+    let s = load(&a.preset, &a.file)?;
+    let policy: PoolPolicy = a.policy.parse()?;
+    let f = factory(a.sim)?;
     let pb = spinner();
     pb.set_message(format!(
         "{} consumers alone, then together under {}",
@@ -145,16 +230,16 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
         &s,
         &avm::ScenarioOptions {
             policy,
-            cycles: a.src.cycles,
+            cycles: a.cycles,
         },
     );
     pb.finish_and_clear();
     let rep = rep?;
-    if a.src.json {
+    if a.json {
         return print_json(&rep);
     }
     println!(
-        "{} cycles per run ({} warm-up), policy {}, {} actions, on {} ({:.0} cycles/s)",
+        "standalone pool block: {} cycles per run ({} warm-up), policy {}, {} actions, on {} ({:.0} cycles/s)",
         rep.cycles, rep.warmup, a.policy, rep.actions, rep.engine, rep.cycles_per_second
     );
     println!(
@@ -181,50 +266,6 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
             c.together.throughput,
             alone,
             ratio
-        );
-    }
-    Ok(())
-}
-
-fn observe(src: &Source, act: Option<(&str, Act)>) -> Result<()> {
-    let s = load(src)?;
-    let f = factory(&src.device)?;
-    let mut pool = f.pool(s.consumers.iter().map(|c| c.name.clone()).collect())?;
-    avm::configure(&mut pool, &s, Arbitration::FirstCome)?;
-    let outcome = match act {
-        Some((name, a)) => Some(pool.act(name, a)?),
-        None => None,
-    };
-    let cycles = src.cycles.unwrap_or(s.cycles.min(10_000));
-    avm::run_traffic(&mut pool, &s, cycles);
-    let snap = pool.observe();
-    if src.json {
-        return print_json(&serde_json::json!({
-            "action": act.map(|(c, a)| format!("{c}: {a:?}")),
-            "outcome": outcome,
-            "snapshot": snap,
-        }));
-    }
-    if let (Some((c, a)), Some(o)) = (act, outcome) {
-        println!("{c}: {a:?} applied {o:?}");
-    }
-    println!("pool snapshot at cycle {}", snap.cycle);
-    println!(
-        "{:<10} {:>8} {:>8} {:>8} {:>7} {:>5} {:>6} {:>6}",
-        "consumer", "requests", "grants", "stalls", "faults", "pages", "p50<=", "p99<="
-    );
-    for c in &snap.consumers {
-        let q = |pm| weft_fw::avm::quantile(&[0; 16], &c.hist, pm).unwrap_or(0);
-        println!(
-            "{:<10} {:>8} {:>8} {:>8} {:>7} {:>5} {:>6} {:>6}",
-            c.name,
-            c.requests,
-            c.grants,
-            c.stall_cycles,
-            c.faults,
-            c.pages,
-            q(500),
-            q(990)
         );
     }
     Ok(())

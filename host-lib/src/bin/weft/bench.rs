@@ -1,25 +1,21 @@
-//! `weft bench kv|queue|memops|grad`: benchmarks, counted in cycles.
+//! `weft bench kv|memops|grad`: benchmarks, counted in cycles.
 
-use crate::agg::grad::{load, open, CHUNK_VALUES};
-use crate::{print_json, spinner};
-use anyhow::{bail, Context, Result};
+use crate::agg::grad::{load, CHUNK_VALUES};
+use crate::{open_card, print_json, spinner, DeviceArg};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use weft::grad;
-use weft::DeviceSpec;
+use weft::grad::{self, GradError};
+use weft::spec::SimEngine;
+use weft::{Card, DeviceSpec, OpenOptions};
 
 #[derive(Subcommand)]
 pub enum BenchCmd {
-    /// The key-value engine: line rate at 512 bits (uniform, Zipf and
-    /// one-key streams), NIC residency with and without replacement (Zipf
-    /// 0.99 and 1.2, table 1% and 10% of the distinct keys), and simulation
-    /// speed of the card on both simulators.
+    /// The key-value engine: line rate of the kv_agg block at 512 bits
+    /// (uniform, Zipf and one-key streams), NIC residency on the card with
+    /// and without replacement (Zipf 0.99 and 1.2, table 1% and 10% of the
+    /// distinct keys), and simulation speed of the card on each simulator.
     Kv(BenchKvArgs),
-    /// Host queue throughput on one core: descriptors per second for batch
-    /// sizes 1, 8, 32 and 64 on the in-memory card double and on the
-    /// simulated card, beside the ceiling of descriptor and doorbell writes
-    /// alone.
-    Queue(BenchQueueArgs),
     /// The MemOps port (8 stages): request headers per cycle under random
     /// traffic, and with back-pressure on one destination; added latency.
     Memops {
@@ -45,25 +41,9 @@ pub struct BenchKvArgs {
     /// Tuples per residency run.
     #[arg(long, default_value_t = 1_000_000)]
     tuples: u64,
-    /// Run the residency jobs on the reference model card (fast) instead of the RTL.
-    #[arg(long)]
-    model_card: bool,
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Args)]
-pub struct BenchQueueArgs {
-    /// Descriptors per measurement on the in-memory double and the ceiling.
-    #[arg(long, default_value_t = 400_000)]
-    descriptors: u64,
-    /// Descriptors per measurement on the simulated card.
-    #[arg(long, default_value_t = 100_000)]
-    sim_descriptors: u64,
-    /// Message bytes.
-    #[arg(long, default_value_t = 64)]
-    message: usize,
+    /// The card the residency jobs run on (sim:model is the fast one).
+    #[command(flatten)]
+    card: DeviceArg,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -74,13 +54,8 @@ pub struct BenchGradArgs {
     /// The workload (default: the shipped examples/grad/jobs.toml, built in).
     #[arg(long)]
     jobs: Option<PathBuf>,
-    /// The engine: sim:model (default; cycle-exact to the RTL and fast),
-    /// sim:verilator or sim.
-    #[arg(long, default_value = "sim:model")]
-    device: DeviceSpec,
-    /// Aggregator slots (256 or 16 on the RTL; any power of two on sim:model).
-    #[arg(long, default_value_t = 256)]
-    slots: usize,
+    #[command(flatten)]
+    card: DeviceArg,
     /// First seed (of the workers' compute jitter and the gradients).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -97,7 +72,6 @@ pub struct BenchGradArgs {
 pub fn run(cmd: BenchCmd) -> Result<()> {
     match cmd {
         BenchCmd::Kv(a) => bench_kv(a),
-        BenchCmd::Queue(a) => bench_queue(a),
         BenchCmd::Memops { requests, json } => bench_memops(requests, json),
         BenchCmd::Grad(a) => bench_grad(a),
     }
@@ -151,12 +125,15 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
         engine,
         packets: a.packets,
         tuples: a.tuples,
-        model_card: a.model_card,
+        card: a.card.device.clone(),
         progress: Some(&progress),
     };
-    let mut speed = vec![Engine::RustHdl];
+    let mut speed = vec![
+        DeviceSpec::Sim(SimEngine::Model),
+        DeviceSpec::Sim(SimEngine::RustHdl),
+    ];
     if verilator {
-        speed.push(Engine::Verilator);
+        speed.push(DeviceSpec::Sim(SimEngine::Verilator));
     }
     let r = weft::bench::kv(&opts, &speed);
     pb.finish_and_clear();
@@ -206,57 +183,13 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
             x.tuples_per_cycle
         );
     }
-    println!("\nsimulation speed of the card (CSR + kv_agg at 512 bits), one 20k-tuple job:");
+    println!("\nsimulation speed of the card (weft_top, or its model), one 20k-tuple job:");
     for s in &r.sim_speed {
         println!(
             "  {:<10} {:>9} cycles in {:>6.2} s: {:>10.0} cycles/s",
             s.engine, s.cycles, s.seconds, s.cycles_per_second
         );
     }
-    Ok(())
-}
-
-fn bench_queue(a: BenchQueueArgs) -> Result<()> {
-    let pb = spinner();
-    let progress = |m: &str| pb.set_message(m.to_string());
-    let o = weft::queue_bench::QueueBenchOptions {
-        descriptors: a.descriptors,
-        sim_descriptors: a.sim_descriptors,
-        message: a.message,
-        ..Default::default()
-    };
-    let r = weft::queue_bench::run(&o, Some(&progress));
-    pb.finish_and_clear();
-    let r = r?;
-    if a.json {
-        return print_json(&r);
-    }
-    println!(
-        "H2C ring throughput on one core: {}-byte messages, {}-entry ring, descriptors per second",
-        r.message, r.entries
-    );
-    println!(
-        "(ceiling: descriptor writes and one doorbell per batch only, on a double whose queue registers are plain memory)"
-    );
-    println!(
-        "  {:>5} {:>14} {:>16} {:>7} {:>16} {:>7}",
-        "batch", "ceiling", "in-memory double", "ratio", "simulated card", "ratio"
-    );
-    for row in &r.rows {
-        println!(
-            "  {:>5} {:>14.0} {:>16.0} {:>7.2} {:>16.0} {:>7.2}",
-            row.batch,
-            row.ceiling_per_s,
-            row.double_per_s,
-            row.double_ratio,
-            row.sim_per_s,
-            row.sim_ratio
-        );
-    }
-    println!(
-        "({} descriptors per measurement on the double and the ceiling, {} on the simulated card, whose queue engine is a software model; its RTL is not stepped)",
-        r.descriptors, r.sim_descriptors
-    );
     Ok(())
 }
 
@@ -271,14 +204,14 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     if a.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
-    let slots = a.slots;
-    // Prepare the engine once (a Verilator build is cached), then every
-    // run gets a fresh card.
-    drop(open(&a.device, slots).with_context(|| format!("opening {}", a.device))?);
+    // Open the card once first (a Verilator build is cached, and its
+    // errors show here), then every run gets a fresh card.
+    let device = a.card.device.clone();
+    drop(open_card(&device)?);
     let pb = spinner();
     let progress = |m: &str| pb.set_message(m.to_string());
-    let device = a.device.clone();
-    let opener = move || grad::open_card(&device, slots, None);
+    let opener =
+        || Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card);
     let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
     let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
     pb.finish_and_clear();
@@ -286,14 +219,14 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     if a.json {
         return print_json(&serde_json::json!({
             "workload": name,
-            "device": a.device.to_string(),
+            "device": device.to_string(),
             "bench": b,
         }));
     }
     println!(
         "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seeds {}..={}",
         file.jobs.len(),
-        a.device,
+        device,
         b.card,
         b.slots,
         seeds[0],

@@ -12,9 +12,10 @@ pub enum BitstreamCmd {
     /// Put the card's Verilog into the OpenNIC shell's 250 MHz box (a user
     /// plugin), write the Vivado batch flow (project, synthesis,
     /// implementation, timing check, bitstream, flash image at the
-    /// user-image offset) and run it when vivado is on PATH. Refused until
-    /// the OpenNIC top `weft_top` exists (issue 8); --dry-run writes the
-    /// files and prints the command.
+    /// user-image offset) and run it when vivado is on PATH; --dry-run
+    /// writes the files and prints the command. The output goes to
+    /// $WEFT_BUILD_DIR/<board> (default ~/.local/share/weft/build/<board>),
+    /// outside the source tree, unless --out says otherwise.
     Build(BitstreamBuildArgs),
     /// Resource estimate with yosys synth_xilinx -family xcup: LUT, FF,
     /// BRAM, URAM and DSP as counts and as a share of the board's part, for
@@ -57,7 +58,8 @@ pub struct BitstreamBuildArgs {
     /// Write the plugin and the flow, print the command, do not run Vivado.
     #[arg(long)]
     dry_run: bool,
-    /// Output directory (default bitstreams/build/BOARD).
+    /// Output directory (default $WEFT_BUILD_DIR/BOARD, else
+    /// ~/.local/share/weft/build/BOARD: outside the source tree).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Parallel jobs for Vivado's runs.
@@ -105,41 +107,23 @@ pub fn run(cmd: BitstreamCmd) -> Result<()> {
     }
 }
 
-/// The Verilog the build puts in the plugin: the OpenNIC top's, or today the
-/// card's (for inspection; the stub wrapper does not instantiate it).
-fn bitstream_verilog(
-    build: &weft_regs::BuildInfo,
-    top: Option<&weft::bitstream::top::TopSource>,
-) -> Vec<weft::bitstream::top::SourceFile> {
-    match top {
-        Some(t) => t.files.clone(),
-        None => weft::bitstream::top::blocks(build)
-            .into_iter()
-            .filter(|(name, _)| name == "card")
-            .map(|(_, f)| f)
-            .collect(),
-    }
-}
-
 fn bitstream_build(a: BitstreamBuildArgs) -> Result<()> {
     use weft::bitstream::build::{build, BuildOptions, Built};
     use weft::bitstream::vivado::Event;
     let board = weft::bitstream::board::load(&a.board)?;
     let info = weft::bitstream::top::build_info(board.board_id);
     let top = weft::bitstream::top::opennic_top(&info);
-    let verilog = bitstream_verilog(&info, top.as_ref());
-    let out = a.out.unwrap_or_else(|| {
-        weft::bitstream::bitstreams_dir()
-            .join("build")
-            .join(&board.name)
-    });
+    let verilog = top.files.clone();
+    let out = a
+        .out
+        .unwrap_or_else(|| weft::bitstream::build_dir().join(&board.name));
     let opts = BuildOptions {
         board: board.clone(),
         shell_dir: a.shell_dir,
         out_dir: out,
         dry_run: a.dry_run,
         jobs: a.jobs,
-        top,
+        top: Some(top),
         verilog,
         manifest: weft::bitstream::manifest::default_path(),
         git_hash: weft::bitstream::top::git_hash().to_string(),
@@ -180,7 +164,7 @@ fn bitstream_build(a: BitstreamBuildArgs) -> Result<()> {
             }
             if plan.stub {
                 println!(
-                    "the 250 MHz box wrapper is a stub: the OpenNIC top `weft_top` is not built yet (issue 8), so synthesis would stop at it"
+                    "the 250 MHz box wrapper is a stub (no top was given), so synthesis would stop at it"
                 );
             }
             println!("wrote:");
@@ -299,10 +283,7 @@ fn bitstream_flash(a: BitstreamFlashArgs) -> Result<()> {
         );
     }
     flash::require_vivado()?;
-    let work = weft::bitstream::bitstreams_dir()
-        .join("build")
-        .join(&board.name)
-        .join("flash");
+    let work = weft::bitstream::build_dir().join(&board.name).join("flash");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let pb = spinner();
     let progress = |ev: &Event| {
@@ -425,7 +406,7 @@ fn bitstream_fusesoc(out: &std::path::Path, json: bool) -> Result<()> {
         git_hash: weft::bitstream::top::git_hash(),
         files: &files,
         waivers,
-        toplevel: "weft_card",
+        toplevel: weft::bitstream::top::OPENNIC_TOP_MODULE,
     };
     let cpath = out.join(CORE_FILE);
     std::fs::write(&cpath, core.render())

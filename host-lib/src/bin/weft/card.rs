@@ -1,19 +1,18 @@
 //! `weft status`, `weft regs` and `weft verify`: the card's identity, the
 //! register map, and the self-check of the CSR block.
 
-use crate::{print_json, spinner, JsonArg};
-use anyhow::{Context, Result};
+use crate::{open_card, print_json, spinner, DeviceArg, JsonArg};
+use anyhow::Result;
 use clap::Args;
 use serde_json::json;
 use weft::status::Status;
-use weft::{DeviceSpec, Nic, OpenOptions};
+use weft::DeviceSpec;
 use weft_regs::MAP;
 
 #[derive(Args)]
 pub struct StatusArgs {
-    /// The card: sim, sim:verilator, or vfio:DDDD:BB:DD.F.
-    #[arg(long, default_value = "sim")]
-    device: DeviceSpec,
+    #[command(flatten)]
+    device: DeviceArg,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -21,9 +20,9 @@ pub struct StatusArgs {
 
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// The card to identify first: sim, sim:verilator, or vfio:DDDD:BB:DD.F.
-    #[arg(long, default_value = "sim")]
-    device: DeviceSpec,
+    /// The card to identify first.
+    #[command(flatten)]
+    device: DeviceArg,
     /// Seed of the program and bus timing.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -42,23 +41,12 @@ pub struct VerifyArgs {
 /// Open a card (a spinner shows Verilator build stages) and read its ID
 /// block and register chain through the driver.
 fn open_status(device: &DeviceSpec) -> Result<Status> {
-    let pb = spinner();
-    let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
-    let nic = Nic::open_with(
-        device.clone(),
-        &OpenOptions {
-            progress: Some(&progress),
-            waves: None,
-        },
-    )
-    .with_context(|| format!("opening {device}"))?;
-    let st = Status::new(&device.to_string(), &nic.identify()?);
-    pb.finish_and_clear();
-    Ok(st)
+    let card = open_card(device)?;
+    Ok(Status::new(&card.name(), &card.identify()?))
 }
 
 pub fn status(a: StatusArgs) -> Result<()> {
-    let st = open_status(&a.device)?;
+    let st = open_status(&a.device.device)?;
     if a.json {
         print_json(&st)
     } else {
@@ -104,7 +92,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     if !a.no_verilator && !verilator {
         eprintln!("note: Verilator not found; running the model and rust-hdl witnesses only (apt-get install verilator for the third)");
     }
-    let st = open_status(&a.device)?;
+    let st = open_status(&a.device.device)?;
     let pb = spinner();
     let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
     pb.set_message("running witnesses");

@@ -5,7 +5,7 @@
 //! * [`agg`]: `weft agg kv|gen|grad`;
 //! * [`avm`]: `weft avm scenario|observe|act`;
 //! * [`memops`]: `weft memops check|run`;
-//! * [`bench`]: `weft bench kv|queue|memops|grad`;
+//! * [`bench`]: `weft bench kv|memops|grad`;
 //! * [`pci`]: `weft probe`, `weft bind`;
 //! * [`bitstream`]: `weft bitstream build|estimate|list|flash|fusesoc`.
 //!
@@ -13,11 +13,15 @@
 //! arguments, show progress, and print. An error is one line on stderr
 //! (`error: ...`, with its causes) and exit status 1.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
+use weft::pcap::Tap;
+use weft::{Card, DeviceSpec, OpenOptions};
 
 mod agg;
 mod avm;
@@ -92,6 +96,81 @@ enum Cmd {
     },
 }
 
+/// `--device`, the same in every command.
+#[derive(Args, Clone)]
+struct DeviceArg {
+    /// The card: `sim` is weft_top, the design that is flashed, simulated
+    /// (on Verilator when it is installed, else on rust-hdl's far slower
+    /// simulator); `sim:verilator`, `sim:rust-hdl` or `sim:model` (the
+    /// top's reference model) choose; `vfio:DDDD:BB:DD.F` is a card bound
+    /// to vfio-pci (its registers; jobs that need its frames refuse,
+    /// saying why).
+    #[arg(long, default_value = "sim", value_name = "DEVICE")]
+    device: DeviceSpec,
+}
+
+/// The card of a job command: `--device` and `--pcap`.
+#[derive(Args, Clone)]
+struct JobCard {
+    #[command(flatten)]
+    device: DeviceArg,
+    /// Write every frame of the card's two ports, both directions, to this
+    /// pcapng file (one interface per port and direction, timestamps in
+    /// device time), for Wireshark or tcpdump.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
+}
+
+/// An open card, its frames recorded when `--pcap` asked.
+struct Opened {
+    card: Card,
+    tap: Option<(Arc<Tap>, PathBuf)>,
+}
+
+impl Opened {
+    /// Close the capture, saying on stderr what it holds.
+    fn finish(&self) -> Result<()> {
+        if let Some((tap, path)) = &self.tap {
+            let n = tap.finish()?;
+            eprintln!("wrote {n} frames to {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// Open `device` (a spinner shows Verilator's build stages).
+fn open_card(device: &DeviceSpec) -> Result<Card> {
+    let pb = spinner();
+    pb.set_message(format!("opening {device}"));
+    let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
+    let card = Card::open_with(
+        device.clone(),
+        &OpenOptions {
+            progress: Some(&progress),
+            waves: None,
+        },
+    )
+    .with_context(|| format!("opening {device}"));
+    pb.finish_and_clear();
+    card
+}
+
+/// Open the card of a job command.
+fn open_job_card(a: &JobCard) -> Result<Opened> {
+    let card = open_card(&a.device.device)?;
+    match &a.pcap {
+        None => Ok(Opened { card, tap: None }),
+        Some(p) => {
+            let (card, tap) = Tap::wrap(card, p, weft_sim::device::AXIS_HZ)
+                .with_context(|| format!("recording to {}", p.display()))?;
+            Ok(Opened {
+                card,
+                tap: Some((tap, p.clone())),
+            })
+        }
+    }
+}
+
 // `--json` alone, for commands with no other arguments.
 #[derive(Args)]
 struct JsonArg {
@@ -119,7 +198,24 @@ fn print_json(v: &impl serde::Serialize) -> Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let r = match cli.cmd {
+    // A simulated card elaborates weft_top in rust-hdl, which recurses
+    // deeply: every command runs on a thread with a large stack.
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || run(cli))
+        .map_err(anyhow::Error::from)
+        .and_then(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
         Cmd::Status(a) => card::status(a),
         Cmd::Regs(a) => card::regs(a),
         Cmd::Verify(a) => card::verify(a),
@@ -131,12 +227,5 @@ fn main() -> ExitCode {
         Cmd::Probe(a) => pci::probe(a),
         Cmd::Bind(a) => pci::bind(a),
         Cmd::Bitstream { cmd } => bitstream::run(cmd),
-    };
-    match r {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
     }
 }

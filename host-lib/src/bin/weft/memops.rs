@@ -1,12 +1,12 @@
-//! `weft memops check|run`: verify a MemOps program, run a trace through the
-//! simulated switch port.
+//! `weft memops check|run`: verify a MemOps program, run a trace through a
+//! card's MemOps port.
 
-use crate::{print_json, spinner};
+use crate::avm::print_snapshot;
+use crate::{open_job_card, print_json, spinner, JobCard};
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use serde_json::json;
 use std::path::PathBuf;
-use weft::DeviceSpec;
 
 #[derive(Subcommand)]
 pub enum MemopsCmd {
@@ -20,10 +20,12 @@ pub enum MemopsCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Verify a program, then run a trace (`src op addr len tag [data-hex]`
-    /// per line) through the simulated port with memories on its four
-    /// ports; print completions per source, telemetry and a SHA-256 of each
-    /// memory, and check the run against the reference model.
+    /// Verify a program, write it into the card's MemOps port, give each
+    /// of its four destinations (the AVM pool's consumers port0..port3)
+    /// four pages, then send a trace (`src op addr len tag [data-hex]` per
+    /// line) as request frames from the card's host; print completions per
+    /// requester, telemetry and the pool's snapshot, and check every frame
+    /// against the top's reference model.
     Run {
         /// The program.
         #[arg(long)]
@@ -31,12 +33,8 @@ pub enum MemopsCmd {
         /// The trace.
         #[arg(long)]
         trace: PathBuf,
-        /// The simulated port: sim (rust-hdl) or sim:verilator.
-        #[arg(long, default_value = "sim")]
-        device: DeviceSpec,
-        /// Seed of the memories' timing.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        #[command(flatten)]
+        card: JobCard,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -49,10 +47,9 @@ pub fn run(cmd: MemopsCmd) -> Result<()> {
         MemopsCmd::Run {
             program,
             trace,
-            device,
-            seed,
+            card,
             json,
-        } => memops_run(&program, &trace, &device, seed, json),
+        } => memops_run(&program, &trace, &card, json),
     }
 }
 
@@ -87,36 +84,24 @@ fn memops_check(path: &std::path::Path, json: bool) -> Result<()> {
 fn memops_run(
     program: &std::path::Path,
     trace: &std::path::Path,
-    device: &DeviceSpec,
-    seed: u64,
+    card: &JobCard,
     json: bool,
 ) -> Result<()> {
-    use weft::spec::SimEngine;
+    // Everything that can be refused is refused before the card is opened.
     let p = load_program(program)?;
     weft::memops::verify(&p)
         .map_err(|r| anyhow::anyhow!("{}: rejected: {}", program.display(), r.message))?;
     let text =
         std::fs::read_to_string(trace).with_context(|| format!("reading {}", trace.display()))?;
     let reqs = weft::memops::parse_trace(&text).with_context(|| trace.display().to_string())?;
-    let engine = match device {
-        DeviceSpec::Sim(SimEngine::RustHdl) => weft_sim::engine::Engine::RustHdl,
-        DeviceSpec::Sim(SimEngine::Verilator) => weft_sim::engine::Engine::Verilator,
-        other => bail!("{other}: MemOps runs on the simulated port (sim or sim:verilator)"),
-    };
+    let opened = open_job_card(card)?;
     let pb = spinner();
-    let progress = |m: &str| pb.set_message(format!("Verilator: {m}"));
-    let opts = weft::memops::RunOptions {
-        engine,
-        timing: weft_model::memops::driver::MemTiming {
-            max_delay: 4,
-            ..weft_model::memops::driver::MemTiming::FAST
-        },
-        seed,
-        progress: Some(&progress),
-    };
-    let rep = weft::memops::run(&p, &reqs, &opts);
+    pb.set_message(format!("{} requests on {}", reqs.len(), opened.card.name()));
+    let rep = weft::memops::run(&opened.card, &p, &reqs);
     pb.finish_and_clear();
+    let fin = opened.finish();
     let rep = rep?;
+    fin?;
     if json {
         print_json(&rep)?;
     } else {
@@ -134,27 +119,21 @@ fn memops_run(
                 println!("{name} {v}");
             }
         }
-        println!("# memory sha256");
-        for (port, h) in rep.memory_sha256.iter().enumerate() {
-            println!("port{port} {h}");
-        }
+        println!("# pool");
+        print_snapshot(&rep.pool);
         eprintln!(
-            "{} requests on {}: {} cycles, {:.3} headers/cycle, added latency {} cycles; model: {}",
+            "{} requests on {}: {} cycles; model: {}",
             reqs.len(),
-            rep.engine,
+            rep.device,
             rep.cycles,
-            rep.headers_per_cycle,
-            rep.added_latency
-                .map_or("n/a".to_string(), |l| l.to_string()),
-            if rep.model_agrees {
-                "agrees"
-            } else {
-                "DISAGREES"
+            match &rep.model {
+                Ok(n) => format!("agrees ({n} frames)"),
+                Err(_) => "DISAGREES".into(),
             }
         );
     }
-    if let Some(d) = &rep.difference {
-        bail!("the port disagrees with the reference model: {d}");
+    if let Err(d) = &rep.model {
+        bail!("the card disagrees with the reference model: {d}");
     }
     Ok(())
 }

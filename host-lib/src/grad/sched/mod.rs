@@ -47,11 +47,12 @@
 mod outputs;
 mod workers;
 
-use super::card::GradCard;
+use super::card::GradSession;
 use super::host::HostQueue;
 use super::jobs::{JobSpec, JobsFile};
-use super::report::{CardCounters, JobReport, PolicyKind, RunOptions, RunReport, Values};
+use super::report::{CardCounters, JobReport, PriorityPolicy, RunOptions, RunReport, Values};
 use super::GradError;
+use crate::card::Card;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
@@ -144,7 +145,9 @@ struct Job {
 
 /// A run in progress.
 struct Run<'a> {
-    card: &'a mut dyn GradCard,
+    card: GradSession<'a>,
+    /// Device time the run started at (after the opening flush and reset).
+    t0: u64,
     vals: &'a dyn Values,
     file: &'a JobsFile,
     opts: &'a RunOptions,
@@ -192,7 +195,7 @@ struct Run<'a> {
 /// cannot progress; a completed chunk that differs from its exact sum is
 /// reported in [`RunReport::exact`] and [`RunReport::first_difference`].
 pub fn run(
-    card: &mut dyn GradCard,
+    card: &Card,
     file: &JobsFile,
     vals: &dyn Values,
     opts: &RunOptions,
@@ -206,13 +209,15 @@ pub(crate) type Sums = Option<Vec<i32>>;
 /// [`run`], also returning each job's sums (of its last iteration) when
 /// `collect` is set.
 pub(crate) fn run_collect(
-    card: &mut dyn GradCard,
+    card: &Card,
     file: &JobsFile,
     vals: &dyn Values,
     opts: &RunOptions,
     collect: bool,
 ) -> Result<(RunReport, Vec<Sums>), GradError> {
     opts.validate()?;
+    let workers: Vec<u8> = file.jobs.iter().map(|j| j.workers).collect();
+    let mut card = GradSession::open(card, &workers)?;
     let cfg = card.config();
     let geo = cfg.geometry();
     file.check(geo.chunk_values())?;
@@ -222,7 +227,7 @@ pub(crate) fn run_collect(
     // empty table and its counters are its own. Device time starts after.
     let mut dropped = vec![];
     for cmd in [regs::CMD_FLUSH.set(0, 1), regs::CMD_RESET.set(0, 1)] {
-        command(card, cmd, &mut dropped)?;
+        command(&mut card, cmd, &mut dropped)?;
     }
     let t0 = Instant::now();
     let jobs = file
@@ -279,8 +284,10 @@ pub(crate) fn run_collect(
         .enumerate()
         .flat_map(|(j, job)| (0..job.workers.len()).map(move |w| (j, w)))
         .collect();
+    let start = card.cycles();
     let mut r = Run {
         card,
+        t0: start,
         vals,
         file,
         opts,
@@ -324,17 +331,17 @@ pub(crate) fn run_collect(
 
 /// Write `CMD` and run the card until it is idle again (a flush walks every
 /// slot), collecting what it sends in `out`; an error if it never settles.
-fn command(card: &mut dyn GradCard, cmd: u32, out: &mut Vec<OutPacket>) -> Result<(), GradError> {
+fn command(card: &mut GradSession, cmd: u32, out: &mut Vec<OutPacket>) -> Result<(), GradError> {
     // Anything queued drains first: a flush waits for the packet in
     // progress, and every slot takes 1 + value_beats cycles.
     let cfg = card.config();
     let limit = (cfg.slots() * (1 + cfg.value_beats)) as u64 * 2 + 1000;
-    card.write_reg(&regs::CMD, cmd);
+    card.write_reg(&regs::CMD, cmd)?;
     for _ in 0..limit {
-        if card.idle() {
+        if card.idle()? {
             return Ok(());
         }
-        card.step(out);
+        card.step(out)?;
     }
     Err(GradError::Card(format!(
         "the engine did not finish command {cmd:#x} within {limit} cycles"
@@ -349,13 +356,16 @@ impl Run<'_> {
                 return Ok(());
             }
             self.watchdog()?;
-            self.flush_step();
-            if !self.hold && self.card.queued() == 0 {
+            self.flush_step()?;
+            // One frame waits behind the one streaming in, so the card's
+            // input runs back to back (a frame is offered whole, and the
+            // next would otherwise start a cycle after the last beat).
+            if !self.hold && self.card.queued() < 2 {
                 // A lost packet costs the stream nothing: pick another.
                 for _ in 0..64 {
                     match self.pick() {
                         Some(Some(p)) => {
-                            self.card.deliver(p);
+                            self.card.deliver(p)?;
                             break;
                         }
                         Some(None) => continue,
@@ -363,19 +373,21 @@ impl Run<'_> {
                     }
                 }
             }
-            if self.card.idle() && self.card.queued() == 0 && !self.hold {
+            if !self.hold && self.card.queued() == 0 && self.card.idle()? {
                 match self.next_event() {
                     Some(t) if t > self.now => {
-                        self.card.skip(t - self.now);
-                        self.now = t;
+                        self.card.skip(t - self.now, &mut self.out)?;
+                        self.now = self.card.cycles() - self.t0;
+                        self.drain_out()?;
                         continue;
                     }
                     Some(_) => {}
                     None => return Err(self.stalled("nothing left to send or wait for")),
                 }
             }
-            self.card.step(&mut self.out);
-            self.now += 1;
+            self.card.step(&mut self.out)?;
+            // Register accesses let device time pass too.
+            self.now = self.card.cycles() - self.t0;
             self.drain_out()?;
         }
     }
@@ -434,9 +446,9 @@ impl Run<'_> {
     /// Flush when copies may have left slots behind and no job is streaming
     /// (every slot held then is a leftover): stop feeding, wait for the
     /// engine to drain, write `CMD.FLUSH`, wait for `STATUS` to clear.
-    fn flush_step(&mut self) {
+    fn flush_step(&mut self) -> Result<(), GradError> {
         if !self.hold && self.suspects == 0 {
-            return;
+            return Ok(());
         }
         if !self.hold {
             let streaming = self.jobs.iter().any(|j| {
@@ -447,21 +459,22 @@ impl Run<'_> {
             // Randomised timeouts keep leftovers rare, and the report counts
             // any still held at the end.
             if streaming {
-                return;
+                return Ok(());
             }
             self.hold = true;
         }
         if !self.flush_written {
-            if self.card.idle() && self.card.queued() == 0 {
-                self.card.write_reg(&regs::CMD, regs::CMD_FLUSH.set(0, 1));
+            if self.card.queued() == 0 && self.card.idle()? {
+                self.card.write_reg(&regs::CMD, regs::CMD_FLUSH.set(0, 1))?;
                 self.flush_written = true;
             }
-        } else if self.card.idle() {
+        } else if self.card.idle()? {
             self.hold = false;
             self.flush_written = false;
             self.suspects = 0;
             self.flushes += 1;
         }
+        Ok(())
     }
 
     fn events(&mut self) -> Result<(), GradError> {
@@ -500,13 +513,13 @@ impl Run<'_> {
         }
         if now >= self.next_control {
             self.next_control = now + self.file.control_window;
-            if self.opts.policy == PolicyKind::Dsa {
+            if self.opts.policy == PriorityPolicy::Dsa {
                 self.prio_dirty = true;
             }
         }
         if self.prio_dirty {
             self.prio_dirty = false;
-            self.apply_priorities();
+            self.apply_priorities()?;
         }
         Ok(())
     }
@@ -536,13 +549,13 @@ impl Run<'_> {
         if let Some(d) = self.next_rto {
             at(d);
         }
-        if self.opts.policy == PolicyKind::Dsa {
+        if self.opts.policy == PriorityPolicy::Dsa {
             at(self.next_control);
         }
         t
     }
 
-    fn apply_priorities(&mut self) {
+    fn apply_priorities(&mut self) -> Result<(), GradError> {
         let mut profiles = [JobProfile::default(); fw::JOBS];
         let mut obs = [JobObs::default(); fw::JOBS];
         let mut fixed = [0u8; fw::JOBS];
@@ -556,9 +569,9 @@ impl Run<'_> {
             fixed[i] = j.spec.priority.unwrap_or(0);
         }
         let policy = match self.opts.policy {
-            PolicyKind::Fifo => fw::Policy::Fifo,
-            PolicyKind::Static => fw::Policy::Static(fixed),
-            PolicyKind::Dsa => fw::Policy::Dsa,
+            PriorityPolicy::Fifo => fw::Policy::Fifo,
+            PriorityPolicy::Static => fw::Policy::Static(fixed),
+            PriorityPolicy::Dsa => fw::Policy::Dsa,
         };
         let p = policy.priorities(&profiles, Some(&obs));
         for (i, j) in self.jobs.iter_mut().enumerate() {
@@ -571,18 +584,19 @@ impl Run<'_> {
         let old = self.prio_regs;
         for (k, reg) in [regs::PRIO_LO, regs::PRIO_HI].iter().enumerate() {
             if old.is_none_or(|o| o[k] != r[k]) {
-                self.card.write_reg(reg, r[k]);
+                self.card.write_reg(reg, r[k])?;
                 self.priority_writes += 1;
             }
         }
         self.prio_regs = Some(r);
+        Ok(())
     }
 
     /// After the last job: flush and count the slots still held (the
     /// report's figures are taken before, so this costs the run nothing).
     fn final_flush(&mut self) -> Result<u64, GradError> {
         let mut out = std::mem::take(&mut self.out);
-        command(self.card, regs::CMD_FLUSH.set(0, 1), &mut out)?;
+        command(&mut self.card, regs::CMD_FLUSH.set(0, 1), &mut out)?;
         let n = out.iter().filter(|p| p.kind == Kind::Evict).count() as u64;
         out.clear();
         self.out = out;
@@ -592,10 +606,10 @@ impl Run<'_> {
     fn read_counters(&mut self) -> Result<CardCounters, GradError> {
         let mut v = [0u64; counter::N];
         for (i, c) in v.iter_mut().enumerate() {
-            let lo = self.card.read_reg(&regs::COUNTERS[2 * i], &mut self.out);
+            let lo = self.card.read_reg(&regs::COUNTERS[2 * i], &mut self.out)?;
             let hi = self
                 .card
-                .read_reg(&regs::COUNTERS[2 * i + 1], &mut self.out);
+                .read_reg(&regs::COUNTERS[2 * i + 1], &mut self.out)?;
             *c = lo as u64 | (hi as u64) << 32;
         }
         self.drain_out()?;
@@ -647,7 +661,7 @@ impl Run<'_> {
         let beats = self.card.beats();
         let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
         RunReport {
-            card: self.card.kind().into(),
+            card: self.card.kind(),
             slots: self.card.config().slots(),
             chunk_values: cv,
             policy: self.opts.policy,

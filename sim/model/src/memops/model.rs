@@ -38,6 +38,8 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct MemopsModel {
     program: Program,
+    /// `CTRL.ENABLE`: while false every request completes with an error.
+    pub enabled: bool,
     /// Telemetry.
     pub telemetry: Telemetry,
 }
@@ -47,7 +49,17 @@ impl MemopsModel {
     pub fn new(program: Program) -> Self {
         Self {
             program,
+            enabled: true,
             telemetry: Telemetry::default(),
+        }
+    }
+
+    /// The port out of reset: no program, disabled (every request
+    /// completes with an error until `CTRL.ENABLE` is set).
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            ..Self::new(Program::default())
         }
     }
 
@@ -62,7 +74,7 @@ impl MemopsModel {
                 data: 0,
             })
         };
-        if !req.well_formed() || req.src as usize >= PORTS {
+        if !self.enabled || !req.well_formed() || req.src as usize >= PORTS {
             self.telemetry.errors += 1;
             return (done(Status::Error), None);
         }

@@ -136,6 +136,67 @@ fn split(v: u64) -> [u32; 2] {
 }
 
 impl Program {
+    /// The program an image holds (what the port runs after the image is
+    /// written through `PROG_ADDR`/`PROG_DATA`). Stage `i` of the image is
+    /// stage `i` of the program, so telemetry indices agree; a disabled
+    /// stage, or one with no action, matches nothing. Ranges with no
+    /// permission are unused. Words past the image are ignored, missing
+    /// words are 0.
+    pub fn from_image(img: &[u32]) -> Program {
+        let w = |i: usize| img.get(i).copied().unwrap_or(0);
+        let w64 = |i: usize| w(i) as u64 | (w(i + 1) as u64) << 32;
+        let stages = (0..STAGES)
+            .map(|i| {
+                let b = i * STAGE_WORDS;
+                let c = w(b);
+                let enabled = c >> 7 & 1 != 0;
+                let action = match c >> 8 & 0xf {
+                    code::ROUTE => Some(Action::Route((c >> 12 & 3) as u8)),
+                    code::REMAP => Some(Action::Remap {
+                        offset: w64(b + 5),
+                        target: (w64(b + 7), w64(b + 9)),
+                    }),
+                    code::COUNT => Some(Action::Count),
+                    code::MIRROR => Some(Action::Mirror),
+                    code::REDUCE => Some(Action::ReduceOnWrite),
+                    code::BLOCK => Some(Action::Block),
+                    _ => None,
+                };
+                match action.filter(|_| enabled) {
+                    Some(action) => Stage {
+                        src_mask: (c & 0xf) as u8,
+                        ops: (c >> 4 & 7) as u8,
+                        range: (w64(b + 1), w64(b + 3)),
+                        action,
+                    },
+                    None => Stage {
+                        src_mask: 0,
+                        ops: 0,
+                        range: (1, 0),
+                        action: Action::Count,
+                    },
+                }
+            })
+            .collect();
+        let protect = (0..PORTS)
+            .map(|d| {
+                (0..RANGES)
+                    .filter_map(|r| {
+                        let b = PROTECT_BASE + RANGE_WORDS * (d * RANGES + r);
+                        let perm = w(b + 4);
+                        (perm & 3 != 0).then(|| Range {
+                            lo: w64(b),
+                            hi: w64(b + 2),
+                            read: perm & 1 != 0,
+                            write: perm & 2 != 0,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        Program { stages, protect }
+    }
+
     /// The program memory image: `(word, value)` for every word.
     pub fn image(&self) -> Result<Vec<u32>, ProgramError> {
         if self.stages.len() > STAGES {
@@ -186,5 +247,54 @@ impl Program {
             }
         }
         Ok(img)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_reads_back_as_a_program_that_behaves_the_same() {
+        let p = Program {
+            stages: vec![
+                Stage {
+                    src_mask: 0b0110,
+                    ops: 3,
+                    range: (0x100, 0x1ff),
+                    action: Action::Remap {
+                        offset: 0x1000,
+                        target: (0x1000, 0x1fff),
+                    },
+                },
+                Stage {
+                    src_mask: 0xf,
+                    ops: 7,
+                    range: (0, u64::MAX),
+                    action: Action::Route(2),
+                },
+                Stage {
+                    src_mask: 1,
+                    ops: 2,
+                    range: (0, 0x40),
+                    action: Action::Block,
+                },
+            ],
+            protect: vec![
+                vec![],
+                vec![],
+                vec![Range {
+                    lo: 0x1000,
+                    hi: 0x1fff,
+                    read: true,
+                    write: false,
+                }],
+                vec![],
+            ],
+        };
+        let q = Program::from_image(&p.image().unwrap());
+        assert_eq!(&q.stages[..3], &p.stages[..]);
+        assert_eq!(q.protect, p.protect);
+        assert!(q.stages[3..].iter().all(|s| !s.matches(0, Op::Read, 0)));
     }
 }

@@ -2,12 +2,11 @@
 //! engine, in device time. `weft bench grad` (in `bench`) runs the same
 //! jobs under both policies over many seeds.
 
-use crate::{print_json, spinner};
+use crate::{open_job_card, print_json, spinner, JobCard};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
-use weft::grad::{self, GradError, JobsFile, OpenedCard, PolicyKind, RunOptions, RunReport};
-use weft::DeviceSpec;
+use weft::grad::{self, JobsFile, PriorityPolicy, RunOptions, RunReport};
 
 #[derive(Args)]
 pub struct AggGradArgs {
@@ -20,15 +19,8 @@ pub struct AggGradArgs {
     /// or dsa (communication-intensive jobs first, from observed rates).
     #[arg(long, default_value = "fifo")]
     policy: String,
-    /// Aggregator slots: 256 (the card's) or 16 on the RTL, a power of two
-    /// up to 65536 on sim:model.
-    #[arg(long, default_value_t = 256)]
-    slots: usize,
-    /// The engine: sim:verilator (the RTL in Verilator), sim:model (the
-    /// cycle model the RTL matches every cycle; fastest) or sim (the RTL in
-    /// rust-hdl's simulator, about 7000 cycles/s: small files only).
-    #[arg(long, default_value = "sim:verilator")]
-    device: DeviceSpec,
+    #[command(flatten)]
+    card: JobCard,
     /// Probability that the network drops a worker's packet; workers resend
     /// chunks not complete after a timeout (the file's `timeout` at least).
     #[arg(long, default_value_t = 0.0)]
@@ -47,44 +39,37 @@ pub fn load(path: &std::path::Path, chunk_values: usize) -> Result<JobsFile> {
     grad::parse(&text, chunk_values).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-/// Open a card, with a spinner over Verilator's build stages.
-pub fn open(device: &DeviceSpec, slots: usize) -> Result<OpenedCard, GradError> {
-    let pb = spinner();
-    let progress = |m: &str| pb.set_message(format!("Verilator: {m}"));
-    let r = grad::open_card(device, slots, Some(&progress));
-    pb.finish_and_clear();
-    r
-}
-
-/// The packet geometry does not depend on the slots: 64-value chunks on
-/// every 512-bit build.
+/// The packet geometry of every 512-bit build: 64-value chunks (the file
+/// is checked against it before a card is opened; the card's own
+/// `grad.GEOMETRY` is checked when the run starts).
 pub const CHUNK_VALUES: usize = weft_model::grad_agg::Config::CARD.geometry().chunk_values();
 
 pub fn agg(a: AggGradArgs) -> Result<()> {
     // Everything that can be refused is refused before the card is opened.
     let file = load(&a.jobs, CHUNK_VALUES)?;
-    let policy: PolicyKind = a.policy.parse()?;
+    let policy: PriorityPolicy = a.policy.parse()?;
     let opts = RunOptions {
         policy,
         loss: a.loss,
         seed: a.seed,
     };
     opts.validate()?;
-    let slots = a.slots;
-    let mut card = open(&a.device, slots).with_context(|| format!("opening {}", a.device))?;
+    let opened = open_job_card(&a.card)?;
+    let device = opened.card.name();
     let pb = spinner();
     pb.set_message(format!(
-        "{} jobs under {policy} on {}",
-        file.jobs.len(),
-        card.device
+        "{} jobs under {policy} on {device}",
+        file.jobs.len()
     ));
-    let rep = grad::run(card.card.as_mut(), &file, &grad::Seeded(a.seed), &opts);
+    let rep = grad::run(&opened.card, &file, &grad::Seeded(a.seed), &opts);
     pb.finish_and_clear();
+    let fin = opened.finish();
     let rep = rep?;
+    fin?;
     if a.json {
-        print_json(&serde_json::json!({ "device": card.device, "report": rep }))?;
+        print_json(&serde_json::json!({ "device": device, "report": rep }))?;
     } else {
-        print!("{}", render(&rep, &card.device));
+        print!("{}", render(&rep, &device));
     }
     if let Some(d) = &rep.first_difference {
         bail!("check failed: a summed tensor differs from the exact i64 reference: {d}");

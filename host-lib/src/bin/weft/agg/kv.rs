@@ -1,14 +1,14 @@
 //! `weft agg kv` and `weft agg gen`: key-value aggregation on the card, and
 //! the seeded tuple streams it reads.
 
-use crate::{print_json, spinner};
+use crate::{open_job_card, print_json, spinner, JobCard};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
+use weft::check::Checked;
 use weft::kv;
-use weft::DeviceSpec;
 
 #[derive(Args)]
 pub struct KvArgs {
@@ -28,14 +28,8 @@ pub struct KvArgs {
     /// input plus one; 4 with --generate.
     #[arg(long)]
     workers: Option<usize>,
-    /// The card: sim, sim:verilator (the RTL card, traffic on the host
-    /// queues) or sim:model (the reference model); vfio:DDDD:BB:DD.F is
-    /// accepted and refused with the reason.
-    #[arg(long, default_value = "sim")]
-    device: DeviceSpec,
-    /// Slots on the card: 8 lanes x a power of two.
-    #[arg(long, default_value_t = 4096)]
-    slots: usize,
+    #[command(flatten)]
+    card: JobCard,
     /// Probability that the network drops a packet.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
@@ -57,7 +51,9 @@ pub struct KvArgs {
     #[arg(long)]
     json: bool,
     /// Compare the result with the exact sums computed directly from the
-    /// input; exit non-zero on any difference.
+    /// input, and every frame and counter of the card with the top's
+    /// reference model fed the same registers and frames; exit non-zero on
+    /// any difference.
     #[arg(long)]
     check: bool,
     /// Turn the card's hot-key-agnostic replacement off.
@@ -117,27 +113,30 @@ fn kv_input(a: &KvArgs) -> Result<(Vec<kv::input::Tuple>, usize)> {
 pub fn agg_kv(a: KvArgs) -> Result<()> {
     // Everything that can be refused is refused before the card is opened.
     let (tuples, workers) = kv_input(&a)?;
-    let cfg = kv::config_for_slots(a.slots)?;
     let opts = kv::JobOptions {
         workers,
         replace: !a.no_replace,
-        net: weft_sim::net::NetConfig {
+        net: weft_model::net::NetConfig {
             loss: a.loss,
             dup: a.dup,
             reorder: a.reorder,
-            ..weft_sim::net::NetConfig::IDEAL
+            ..weft_model::net::NetConfig::IDEAL
         },
         seed: a.seed,
         ..kv::JobOptions::default()
     };
     opts.validate()?;
-    let mut card = kv::open_kv_card(&a.device, cfg)?;
-    if a.check {
-        // Tee the job's traffic into the reference model: every record,
-        // ack and counter of the card must be the model's.
-        card.card = Box::new(weft_sim::kv_card::CheckedCard::new(card.card));
-    }
-    let device = card.device.clone();
+    let opened = open_job_card(&a.card)?;
+    let device = opened.card.name();
+    let (card, checker) = if a.check {
+        // Tee the job's registers and frames into the reference model:
+        // every record frame, ack and counter of the card must be the
+        // model's.
+        let (c, k) = Checked::wrap_card(opened.card.clone())?;
+        (c, Some(k))
+    } else {
+        (opened.card.clone(), None)
+    };
 
     let pb = spinner();
     pb.set_message(format!("aggregating {} tuples on {device}", tuples.len()));
@@ -162,8 +161,10 @@ pub fn agg_kv(a: KvArgs) -> Result<()> {
         job.finish().await
     });
     pb.finish_and_clear();
-    let mut done = done?;
-    let verdict = done.card.card.verdict();
+    let fin = opened.finish();
+    let done = done?;
+    fin?;
+    let verdict = checker.map(|k| k.verdict());
     let sums = kv::input::sorted(&done.sums);
 
     if let Some(path) = &a.output {
