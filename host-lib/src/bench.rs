@@ -32,7 +32,7 @@ use weft_model::kv_agg::ports::Lanes8;
 use weft_model::kv_agg::Config;
 use weft_model::memops::STAGES;
 use weft_regs::kv;
-use weft_sim::engine::{Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{Prepared, Simulator, SimulatorOptions};
 
 /// Tuples in a full packet: 1472 bytes of UDP payload at 512 bits.
 pub const FULL_PACKET_TUPLES: usize = 182;
@@ -40,7 +40,7 @@ pub const FULL_PACKET_TUPLES: usize = 182;
 /// What to run.
 pub struct BenchOptions<'a> {
     /// Simulator of the `kv_agg` block for the line-rate runs.
-    pub engine: Engine,
+    pub simulator: Simulator,
     /// Packets per line-rate stream.
     pub packets: usize,
     /// Tuples per residency run.
@@ -104,8 +104,8 @@ pub struct Residency {
 /// Simulation speed of the card on one simulator.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimSpeed {
-    /// Simulator.
-    pub engine: String,
+    /// The card (`sim:verilator`, `sim:rust-hdl` or `sim:model`).
+    pub card: String,
     /// Cycles simulated.
     pub cycles: u64,
     /// Wall seconds.
@@ -152,15 +152,15 @@ fn full_packets(n: usize, mut key: impl FnMut(usize) -> u32) -> Vec<Step> {
     steps
 }
 
-/// Line rate of the card's engine (8 lanes, 512 slots per lane) on `engine`.
+/// Line rate of the card's engine (8 lanes, 512 slots per lane) on `opts.simulator`.
 pub fn line_rate(opts: &BenchOptions) -> Result<Vec<LineRate>> {
     let cfg = Config::DEFAULT;
-    let eo = EngineOptions {
+    let eo = SimulatorOptions {
         progress: opts.progress,
         ..Default::default()
     };
     let p = Prepared::new(
-        opts.engine,
+        opts.simulator,
         &weft_hdl::emit::module_name("kv_agg"),
         weft_hdl::emit::kv_agg::<8, 512, 9>,
         false,
@@ -319,7 +319,7 @@ pub fn sim_speed(cards: &[DeviceSpec], tuples: u64) -> Result<Vec<SimSpeed>> {
         let secs = t0.elapsed().as_secs_f64();
         let cycles = card.frames()?.cycles() - c0;
         out.push(SimSpeed {
-            engine: card.name(),
+            card: card.name(),
             cycles,
             seconds: secs,
             cycles_per_second: cycles as f64 / secs.max(1e-9),
@@ -362,7 +362,7 @@ pub struct MemopsThroughput {
 /// rate is the adapter's), random traffic routed to all four destinations,
 /// without and with back-pressure on one destination; every run checked
 /// against the reference model.
-pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> {
+pub fn memops(simulator: Simulator, requests: usize) -> Result<Vec<MemopsThroughput>> {
     use weft_model::memops::driver::{check_run, MemTiming, MemopsDriver};
     use weft_model::memops::{Action, Op, Program, Range, Request, Stage};
     // Route by address bits 13:12, count everything, mirror writes; every
@@ -399,11 +399,11 @@ pub fn memops(engine: Engine, requests: usize) -> Result<Vec<MemopsThroughput>> 
     };
     let image = program.image().map_err(|e| Error::Check(e.to_string()))?;
     let prep = Prepared::new(
-        engine,
+        simulator,
         &weft_hdl::emit::module_name("memops"),
         weft_hdl::emit::memops::<8>,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )?;
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let reqs: Vec<Request> = (0..requests)

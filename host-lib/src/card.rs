@@ -4,7 +4,7 @@
 //! these and nothing else, so the same code runs on the simulated card and
 //! on a real one.
 
-use crate::spec::{DeviceSpec, SimEngine};
+use crate::spec::{DeviceSpec, SimChoice};
 use crate::{Error, Result};
 use std::sync::Arc;
 use weft_driver::{identify, CardInfo, Device, FramePorts, RegisterAccess};
@@ -125,27 +125,27 @@ impl Card {
 }
 
 #[cfg(feature = "sim")]
-fn open_sim(engine: SimEngine, opts: &OpenOptions) -> Result<Card> {
+fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
     use weft_sim::device::SimKind;
-    use weft_sim::{EngineOptions, SimDevice};
-    let kind = match engine {
-        SimEngine::Auto if weft_sim::verilator::toolchain().is_ok() => SimKind::Verilator,
-        SimEngine::Auto => {
+    use weft_sim::{SimDevice, SimulatorOptions};
+    let kind = match choice {
+        SimChoice::Auto if weft_sim::verilator::toolchain().is_ok() => SimKind::Verilator,
+        SimChoice::Auto => {
             note_no_verilator();
             SimKind::RustHdl
         }
-        SimEngine::RustHdl => SimKind::RustHdl,
-        SimEngine::Verilator => SimKind::Verilator,
-        SimEngine::Model => SimKind::Model,
+        SimChoice::RustHdl => SimKind::RustHdl,
+        SimChoice::Verilator => SimKind::Verilator,
+        SimChoice::Model => SimKind::Model,
     };
-    let eo = EngineOptions {
+    let eo = SimulatorOptions {
         waves: opts.waves.clone(),
         progress: opts.progress,
         cache_dir: None,
     };
     let dev = Arc::new(SimDevice::open(kind, &eo)?);
     Ok(Card {
-        spec: DeviceSpec::Sim(engine),
+        spec: DeviceSpec::Sim(choice),
         regs: dev.clone(),
         frames: Some(dev),
     })
@@ -163,7 +163,7 @@ fn note_no_verilator() {
 }
 
 #[cfg(not(feature = "sim"))]
-fn open_sim(_engine: SimEngine, _opts: &OpenOptions) -> Result<Card> {
+fn open_sim(_choice: SimChoice, _opts: &OpenOptions) -> Result<Card> {
     Err(Error::Unsupported(
         "this build of weft has no simulated card (built without the `sim` feature)".into(),
     ))

@@ -24,6 +24,43 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where a card and its reference model part ways.
+#[derive(Debug, thiserror::Error)]
+pub enum Disagreement {
+    /// One output stream's frames differ.
+    #[error("{port} stream {stream:#06x}: the card sent {card} frames, the model {model} (first difference at frame {at})")]
+    Stream {
+        /// The card's output port (`Tx` the wire, `C2h` the host).
+        port: String,
+        /// The stream: which engine and frame kind (`weft_model::wire::SRC_*`).
+        stream: u16,
+        /// Frames the card sent on it.
+        card: usize,
+        /// Frames the model sent on it.
+        model: usize,
+        /// The first frame that differs.
+        at: usize,
+    },
+    /// The record frames to the collector differ from the model's records.
+    #[error("record frames: {0}")]
+    Records(String),
+    /// A key-value counter differs.
+    #[error("kv counter {name} (register {index}): the card {card}, the model {model:?}")]
+    Counter {
+        /// The counter's register name.
+        name: &'static str,
+        /// Its index among the engine's counters.
+        index: usize,
+        /// The card's value.
+        card: u32,
+        /// The model's value, if it has the register.
+        model: Option<u32>,
+    },
+    /// The card's counters could not be read.
+    #[error("reading the card's counters: {0}")]
+    Device(#[from] weft_driver::Error),
+}
+
 /// A card and its reference model, side by side.
 pub struct Checked {
     regs: Arc<dyn Device>,
@@ -89,7 +126,7 @@ impl Checked {
 
     /// Compare everything the card sent with the model: the number of
     /// frames that matched, or the first disagreement.
-    pub fn verdict(&self) -> Result<u64, String> {
+    pub fn verdict(&self) -> Result<u64, Disagreement> {
         let mut model = lock(&self.model);
         let sent = lock(&self.sent);
         let mut got: BTreeMap<(OutPort, u16), Vec<Vec<u8>>> = BTreeMap::new();
@@ -117,13 +154,13 @@ impl Checked {
                     .zip(w)
                     .position(|(a, b)| a != b)
                     .unwrap_or(g.len().min(w.len()));
-                return Err(format!(
-                    "{:?} stream {:#06x}: the card sent {} frames, the model {} (first difference at frame {at})",
-                    s.0,
-                    s.1,
-                    g.len(),
-                    w.len()
-                ));
+                return Err(Disagreement::Stream {
+                    port: format!("{:?}", s.0),
+                    stream: s.1,
+                    card: g.len(),
+                    model: w.len(),
+                    at,
+                });
             }
             matched += g.len() as u64;
         }
@@ -131,17 +168,19 @@ impl Checked {
         me.port = wire::KV_PORT;
         let (to, job, max) = (model.kv_dst(), model.kv_job(), model.pack_max());
         check_record_frames(&records, &model.records, &me, &to, job, None, max)
-            .map_err(|e| format!("record frames: {e}"))?;
+            .map_err(Disagreement::Records)?;
         matched += records.len() as u64;
         // The key-value engine's counters.
         for (i, r) in kv::COUNTERS.iter().enumerate() {
-            let card = self.regs.read32(r.addr).map_err(|e| e.to_string())?;
+            let card = self.regs.read32(r.addr)?;
             let want = model.read_now(r.addr).map(|v| v.1);
             if Some(card) != want {
-                return Err(format!(
-                    "kv counter {} (register {i}): the card {card}, the model {want:?}",
-                    r.name
-                ));
+                return Err(Disagreement::Counter {
+                    name: r.name,
+                    index: i,
+                    card,
+                    model: want,
+                });
             }
         }
         Ok(matched)

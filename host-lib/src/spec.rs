@@ -7,7 +7,7 @@ use std::str::FromStr;
 /// Which simulation runs the simulated card (`weft_top`, the design that
 /// is flashed, or its reference model).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum SimEngine {
+pub enum SimChoice {
     /// `sim`: Verilator when it is installed, else rust-hdl's simulator.
     Auto,
     /// `sim:rust-hdl`: rust-hdl's simulator (needs nothing installed; slow).
@@ -24,14 +24,14 @@ pub enum SimEngine {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceSpec {
     /// The simulated card.
-    Sim(SimEngine),
+    Sim(SimChoice),
     /// A real card through VFIO.
     Vfio(String),
 }
 
 impl Default for DeviceSpec {
     fn default() -> Self {
-        DeviceSpec::Sim(SimEngine::Auto)
+        DeviceSpec::Sim(SimChoice::Auto)
     }
 }
 
@@ -57,11 +57,11 @@ impl FromStr for DeviceSpec {
             why: why.to_string(),
         };
         match s.split_once(':') {
-            None if s == "sim" => Ok(DeviceSpec::Sim(SimEngine::Auto)),
-            Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimEngine::Verilator)),
-            Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimEngine::RustHdl)),
-            Some(("sim", "model")) => Ok(DeviceSpec::Sim(SimEngine::Model)),
-            Some(("sim", _)) => Err(bad("unknown simulation engine")),
+            None if s == "sim" => Ok(DeviceSpec::Sim(SimChoice::Auto)),
+            Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimChoice::Verilator)),
+            Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimChoice::RustHdl)),
+            Some(("sim", "model")) => Ok(DeviceSpec::Sim(SimChoice::Model)),
+            Some(("sim", _)) => Err(bad("unknown simulator")),
             Some(("vfio", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Vfio(bdf.to_lowercase())),
             Some(("vfio", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
             _ => Err(bad("unknown device kind")),
@@ -72,10 +72,10 @@ impl FromStr for DeviceSpec {
 impl fmt::Display for DeviceSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DeviceSpec::Sim(SimEngine::Auto) => write!(f, "sim"),
-            DeviceSpec::Sim(SimEngine::RustHdl) => write!(f, "sim:rust-hdl"),
-            DeviceSpec::Sim(SimEngine::Verilator) => write!(f, "sim:verilator"),
-            DeviceSpec::Sim(SimEngine::Model) => write!(f, "sim:model"),
+            DeviceSpec::Sim(SimChoice::Auto) => write!(f, "sim"),
+            DeviceSpec::Sim(SimChoice::RustHdl) => write!(f, "sim:rust-hdl"),
+            DeviceSpec::Sim(SimChoice::Verilator) => write!(f, "sim:verilator"),
+            DeviceSpec::Sim(SimChoice::Model) => write!(f, "sim:model"),
             DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),
         }
     }

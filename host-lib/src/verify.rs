@@ -6,7 +6,7 @@ use serde::Serialize;
 use weft_model::axil::{Op, Timing};
 use weft_model::csr::{check_serial, random_program, CsrDriver, CsrIn, CsrModel, CsrOut};
 use weft_regs::{ctrl, MAP};
-use weft_sim::engine::{BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{agree, Factory};
 
 /// Options of a self-check.
@@ -70,14 +70,20 @@ pub struct VerifyReport {
 pub fn verify_csr(opts: &VerifyOptions) -> Result<VerifyReport> {
     let build = weft_hdl::this_build();
     let module = weft_hdl::emit::module_name("csr");
-    let eo = EngineOptions {
+    let eo = SimulatorOptions {
         progress: opts.progress,
         ..Default::default()
     };
     let make = move || weft_hdl::emit::csr(&build);
-    let hdl = Prepared::new(Engine::RustHdl, &module, make, false, &eo)?;
+    let hdl = Prepared::new(Simulator::RustHdl, &module, make, false, &eo)?;
     let vl = if opts.verilator {
-        Some(Prepared::new(Engine::Verilator, &module, make, false, &eo)?)
+        Some(Prepared::new(
+            Simulator::Verilator,
+            &module,
+            make,
+            false,
+            &eo,
+        )?)
     } else {
         None
     };

@@ -4,12 +4,12 @@
 //! stream on the card (its model, `sim:model`) than no replacement.
 
 use weft::bench::{line_rate, residency, BenchOptions};
-use weft_sim::engine::Engine;
+use weft_sim::simulator::Simulator;
 
 #[test]
 fn line_rate_is_one_beat_per_cycle_without_stalls() {
     let opts = BenchOptions {
-        engine: Engine::RustHdl,
+        simulator: Simulator::RustHdl,
         packets: 3,
         tuples: 0,
         card: "sim:model".parse().unwrap(),
@@ -27,7 +27,7 @@ fn line_rate_is_one_beat_per_cycle_without_stalls() {
 #[test]
 fn replacement_keeps_hot_keys_on_the_card() {
     let opts = BenchOptions {
-        engine: Engine::RustHdl,
+        simulator: Simulator::RustHdl,
         packets: 0,
         tuples: 400_000,
         card: "sim:model".parse().unwrap(),

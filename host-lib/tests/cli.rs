@@ -4,7 +4,7 @@ mod common;
 use common::weft;
 
 fn verilator() -> bool {
-    weft_sim::engine::verilator_usable()
+    weft_sim::simulator::verilator_usable()
 }
 
 #[test]

@@ -12,10 +12,10 @@ use common::weft;
 use weft::grad::{
     self, GradError, GradJob, JobOptions, JobsFile, PriorityPolicy, RunOptions, RunReport, Seeded,
 };
-use weft::spec::SimEngine;
+use weft::spec::SimChoice;
 use weft::{Card, DeviceSpec};
 
-const MODEL: DeviceSpec = DeviceSpec::Sim(SimEngine::Model);
+const MODEL: DeviceSpec = DeviceSpec::Sim(SimChoice::Model);
 const CHUNK: usize = 64;
 
 fn open(spec: &DeviceSpec) -> Card {
@@ -424,12 +424,12 @@ fn the_shipped_workload_runs_exactly_under_fifo_and_dsa() {
 /// One job on every card: the top's model, `weft_top` in rust-hdl and in
 /// Verilator give the same sums, every chunk on the card (one job alone
 /// never contends), the same card counters. Device time differs: the
-/// model's timing is a model (`weft_sim::model_card`).
+/// model's timing is a model (`weft_sim::timed_model`).
 #[test]
 fn the_same_job_on_every_card_gives_the_same_sums() {
-    let mut specs = vec![MODEL, DeviceSpec::Sim(SimEngine::RustHdl)];
-    if weft_sim::engine::verilator_usable() {
-        specs.push(DeviceSpec::Sim(SimEngine::Verilator));
+    let mut specs = vec![MODEL, DeviceSpec::Sim(SimChoice::RustHdl)];
+    if weft_sim::simulator::verilator_usable() {
+        specs.push(DeviceSpec::Sim(SimChoice::Verilator));
     }
     let ts = tensors(3, 200, 11);
     let mut seen = vec![];

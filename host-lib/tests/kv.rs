@@ -132,7 +132,7 @@ fn a_clean_network_runs_near_line_rate() {
         .map(|i| ((i % 4) as usize, i % 64, 1))
         .collect();
     let mut cards = vec![model()];
-    if weft_sim::engine::verilator_usable() {
+    if weft_sim::simulator::verilator_usable() {
         cards.push(Card::open("sim:verilator").unwrap());
     }
     for card in cards {
@@ -163,7 +163,7 @@ fn the_same_job_twice_gives_the_same_figures() {
         .map(|i| ((i % 4) as usize, i.wrapping_mul(2_654_435_761) % 9_000, 1))
         .collect();
     let mut names = vec!["sim:model"];
-    if weft_sim::engine::verilator_usable() {
+    if weft_sim::simulator::verilator_usable() {
         names.push("sim:verilator");
     }
     for name in names {
@@ -373,7 +373,7 @@ fn cli_prints_sorted_sums_or_json() {
     assert!(ok && out.is_empty());
     assert_eq!(std::fs::read_to_string(&o).unwrap(), want);
 
-    if !weft_sim::engine::verilator_usable() {
+    if !weft_sim::simulator::verilator_usable() {
         return;
     }
     let (ok, out, err) = weft(&[

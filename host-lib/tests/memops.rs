@@ -29,7 +29,7 @@ fn check_accepts_and_rejects_with_a_reason() {
 #[test]
 fn run_on_the_card_prints_completions_telemetry_and_the_pool() {
     let mut devices = vec!["sim:model"];
-    if weft_sim::engine::verilator_usable() {
+    if weft_sim::simulator::verilator_usable() {
         devices.push("sim:verilator");
     }
     let mut outs = vec![];

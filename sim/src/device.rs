@@ -5,7 +5,7 @@
 //! The card is `weft_top` on rust-hdl's simulator or on Verilator, both
 //! clocks at the OpenNIC box's ratio (`axis_aclk` every base step,
 //! `axil_aclk` every second), or the top's reference model
-//! (`weft_model::top_model`, [`crate::model_card`]) behind the same
+//! (`weft_model::top_model`, [`crate::timed_model`]) behind the same
 //! interface. Register accesses are AXI4-Lite transactions on the top's
 //! interface 0, across its clock crossing, as on a card (whole words: the
 //! shell has no byte strobes). Frames offered with [`FramePorts::send`]
@@ -26,8 +26,8 @@
 //! has no interrupt line: [`Device::wait_irq`] waits out its timeout in
 //! device time and reports none.
 
-use crate::engine::{BoxDut, Engine, EngineOptions, Prepared};
-use crate::model_card::ModelCard;
+use crate::simulator::{BoxDut, Prepared, Simulator, SimulatorOptions};
+use crate::timed_model::TimedModel;
 use crate::SimError;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -115,7 +115,7 @@ struct Rtl {
 
 enum Backend {
     Rtl(Box<Rtl>),
-    Model(Box<ModelCard>),
+    Model(Box<TimedModel>),
 }
 
 struct State {
@@ -348,7 +348,7 @@ pub struct SimDevice {
 impl SimDevice {
     /// The card of this source tree (`weft_hdl::build_info::top_build`) on
     /// `kind`, out of reset.
-    pub fn open(kind: SimKind, opts: &EngineOptions) -> Result<Self, SimError> {
+    pub fn open(kind: SimKind, opts: &SimulatorOptions) -> Result<Self, SimError> {
         Self::with_build(kind, weft_hdl::build_info::top_build(), opts)
     }
 
@@ -356,15 +356,15 @@ impl SimDevice {
     pub fn with_build(
         kind: SimKind,
         build: BuildInfo,
-        opts: &EngineOptions,
+        opts: &SimulatorOptions,
     ) -> Result<Self, SimError> {
         let backend = match kind {
-            SimKind::Model => Backend::Model(Box::new(ModelCard::new(build))),
+            SimKind::Model => Backend::Model(Box::new(TimedModel::new(build))),
             SimKind::RustHdl | SimKind::Verilator => {
                 let engine = if kind == SimKind::RustHdl {
-                    Engine::RustHdl
+                    Simulator::RustHdl
                 } else {
-                    Engine::Verilator
+                    Simulator::Verilator
                 };
                 let dut = weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
                     Prepared::new(
@@ -446,7 +446,7 @@ impl SimDevice {
         let rtl = match backend {
             Backend::Model(m) => {
                 let r = m.access(op, *step);
-                *step += crate::model_card::ACCESS;
+                *step += crate::timed_model::ACCESS;
                 out.extend(m.advance_to(*step));
                 return Ok(r);
             }

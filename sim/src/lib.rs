@@ -4,12 +4,12 @@
 //! - [`hdl`]: the rust-hdl backend (steps a block directly).
 //! - [`verilator`]: our small Verilator builder and model loader, and
 //!   [`vl`]: a Verilated block as a [`weft_model::Dut`].
-//! - [`engine`]: picks an engine for a block by name (`rust-hdl`, `verilator`).
+//! - [`simulator`]: picks a simulator for a block by name (`rust-hdl`, `verilator`).
 //! - [`witness`]: runs one stimulus through the model and both simulators and
 //!   reports any disagreement.
 //! - [`device`]: `SimDevice`, the simulated card — `weft_top`, the design
 //!   that is flashed, on rust-hdl or Verilator, or the top's reference
-//!   model ([`model_card`]) — behind weft-driver's two seams, `Device`
+//!   model ([`timed_model`]) — behind weft-driver's two seams, `Device`
 //!   (registers) and `FramePorts` (frames on the wire and host ports).
 //! - `*_blocks`: port glue of each block for its witness tests.
 #![deny(missing_docs)]
@@ -17,24 +17,24 @@
 pub mod blocks;
 pub mod cdc_blocks;
 pub mod device;
-pub mod engine;
 pub mod frame_check_blocks;
 pub mod framer_blocks;
 pub mod grad_blocks;
 pub mod grad_fanout_blocks;
 pub mod hdl;
 pub mod memops_port_blocks;
-pub mod model_card;
 pub mod net_regs_blocks;
 pub mod probe;
 pub mod rec_pack_blocks;
+pub mod simulator;
+pub mod timed_model;
 pub mod verilator;
 pub mod vl;
 pub mod witness;
 pub mod yosys;
 
 pub use device::SimDevice;
-pub use engine::{Engine, EngineOptions};
+pub use simulator::{Simulator, SimulatorOptions};
 
 /// What can go wrong building or running a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +60,7 @@ pub enum SimError {
     /// A clock schedule that does not fit the block's clock inputs.
     #[error("clocks: {0}")]
     Clocks(String),
-    /// An unknown engine name.
-    #[error("unknown simulation engine {0:?} (known: rust-hdl, verilator)")]
-    UnknownEngine(String),
+    /// An unknown simulator name.
+    #[error("unknown simulator {0:?} (known: rust-hdl, verilator)")]
+    UnknownSimulator(String),
 }

@@ -7,7 +7,7 @@
 //! and the ports that differ are named. Every witness must step the same
 //! clock schedule.
 
-use crate::engine::BoxDut;
+use crate::simulator::BoxDut;
 use std::fmt::Write;
 use weft_model::{compare, run, Driver, PortSet, Run};
 

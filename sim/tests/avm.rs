@@ -14,7 +14,7 @@ use weft_hdl::avm::Avm;
 use weft_model::avm::driver::{check_run, AvmDriver, AvmRun, Op, Traffic};
 use weft_model::avm::{cmd_word, op, AvmIn, AvmModel, AvmOut, CmdResult, CONSUMERS, VPAGES};
 use weft_regs::avm as regs;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{agree, Factory};
 
 struct W {
@@ -25,10 +25,10 @@ struct W {
 fn witnesses() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         let vl = verilator_usable().then(|| {
             Prepared::new(
-                Engine::Verilator,
+                Simulator::Verilator,
                 "weft_avm",
                 weft_hdl::emit::avm,
                 false,
@@ -43,8 +43,14 @@ fn witnesses() -> &'static W {
             );
         }
         W {
-            hdl: Prepared::new(Engine::RustHdl, "weft_avm", weft_hdl::emit::avm, false, &o)
-                .unwrap(),
+            hdl: Prepared::new(
+                Simulator::RustHdl,
+                "weft_avm",
+                weft_hdl::emit::avm,
+                false,
+                &o,
+            )
+            .unwrap(),
             vl,
         }
     })

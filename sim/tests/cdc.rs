@@ -28,8 +28,10 @@ use weft_model::cdc::fifo::{
 use weft_model::cdc::{SyncBitDriver, SyncBitIn, SyncBitModel, SyncBitOut};
 use weft_model::{Driver, Dut, PortSet, Schedule};
 use weft_sim::cdc_blocks::{Fifo16, Fifo4};
-use weft_sim::engine::{verilator_usable, waves_path, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{
+    verilator_usable, waves_path, BoxDut, Prepared, Simulator, SimulatorOptions,
+};
 use weft_sim::witness::{agree, check_pair, run_all, Factory};
 
 // ---------------------------------------------------------------------------
@@ -211,11 +213,11 @@ fn prepared<B: HdlPorts + Send + 'static>(
     cell.get_or_init(|| {
         verilator_usable().then(|| {
             Prepared::new(
-                Engine::Verilator,
+                Simulator::Verilator,
                 module,
                 make,
                 waves_wanted(),
-                &EngineOptions::default(),
+                &SimulatorOptions::default(),
             )
             .unwrap_or_else(|e| panic!("Verilator build of {module}: {e}"))
         })
@@ -230,11 +232,11 @@ fn two_vl() -> Option<&'static Prepared<TwoClocks>> {
 
 fn two_witnesses(s: &Schedule, racy: bool) -> Vec<Factory<'static, TwoIn, TwoOut>> {
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "weft_two_clocks_fixture",
         two_clocks,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap();
     let (s1, s2, s3) = (s.clone(), s.clone(), s.clone());
@@ -285,11 +287,11 @@ fn witnesses_on_different_schedules_are_refused() {
     let a = sched(("fast", 1, 0), ("slow", 2, 0));
     let b = sched(("fast", 1, 0), ("slow", 2, 1));
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "weft_two_clocks_fixture",
         two_clocks,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap();
     let w: Vec<Factory<'_, TwoIn, TwoOut>> = vec![
@@ -326,11 +328,11 @@ fn waveforms_show_both_clocks_at_their_ratio() {
     let s = sched(("fast", 1, 0), ("slow", 2, 0));
     let dir = tempfile::tempdir().unwrap();
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "weft_two_clocks_fixture",
         two_clocks,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap()
     .with_schedule(s.clone())
@@ -338,11 +340,11 @@ fn waveforms_show_both_clocks_at_their_ratio() {
     let mut engines = vec![("rust-hdl", hdl)];
     if verilator_usable() {
         let vl = Prepared::new(
-            Engine::Verilator,
+            Simulator::Verilator,
             "weft_two_clocks_fixture",
             two_clocks,
             true,
-            &EngineOptions::default(),
+            &SimulatorOptions::default(),
         )
         .unwrap()
         .with_schedule(s.clone())
@@ -373,11 +375,11 @@ fn sync_bit_vl() -> Option<&'static Prepared<weft_hdl::cdc::SyncBit>> {
 #[test]
 fn sync_bit_is_two_cycles_late_in_every_witness() {
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "weft_sync_bit",
         weft_hdl::emit::sync_bit,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap();
     let mut w: Vec<Factory<'_, SyncBitIn, SyncBitOut>> = vec![
@@ -434,11 +436,11 @@ where
     B: HdlPorts<In = FifoIn, Out = FifoOut> + Send + 'static,
 {
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "fifo",
         make,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap();
     let (s1, s2, s3) = (s.clone(), s.clone(), s.clone());
@@ -583,11 +585,11 @@ fn axil_vl() -> Option<&'static Prepared<weft_hdl::cdc::AxilCdc>> {
 
 fn axil_witnesses(s: &Schedule) -> Vec<Factory<'static, AxilCdcIn, AxilCdcOut>> {
     let hdl = Prepared::new(
-        Engine::RustHdl,
+        Simulator::RustHdl,
         "weft_axil_cdc",
         weft_hdl::emit::axil_cdc,
         false,
-        &EngineOptions::default(),
+        &SimulatorOptions::default(),
     )
     .unwrap();
     let (s1, s2, s3) = (s.clone(), s.clone(), s.clone());

@@ -45,8 +45,10 @@ fn engine_writes(ops: &[Op]) -> Vec<EngineWrite> {
         })
         .collect()
 }
-use weft_sim::engine::{verilator_usable, waves_path, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlDut;
+use weft_sim::simulator::{
+    verilator_usable, waves_path, BoxDut, Prepared, Simulator, SimulatorOptions,
+};
 use weft_sim::witness::{agree, Factory};
 
 const BUILD: BuildInfo = BuildInfo {
@@ -65,11 +67,11 @@ fn verilator() -> Option<&'static Prepared<weft_hdl::csr::Csr>> {
     VL.get_or_init(|| {
         verilator_usable().then(|| {
             Prepared::new(
-                Engine::Verilator,
+                Simulator::Verilator,
                 &module(),
                 csr,
                 false,
-                &EngineOptions::default(),
+                &SimulatorOptions::default(),
             )
             .expect("Verilator build of the CSR block")
         })
@@ -307,9 +309,9 @@ fn errors_follow_axi4_lite() {
 fn waveforms_on_request() {
     let dir = std::env::temp_dir().join(format!("weft-waves-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut engines = vec![Engine::RustHdl];
+    let mut engines = vec![Simulator::RustHdl];
     if verilator_usable() {
-        engines.push(Engine::Verilator);
+        engines.push(Simulator::Verilator);
     }
     for e in engines {
         let p = Prepared::new(
@@ -317,7 +319,7 @@ fn waveforms_on_request() {
             &module(),
             || weft_hdl::emit::csr(&BUILD),
             true,
-            &EngineOptions::default(),
+            &SimulatorOptions::default(),
         )
         .unwrap();
         let path = dir.join(format!("csr-{}.vcd", e.name()));

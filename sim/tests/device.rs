@@ -11,11 +11,11 @@ use weft_model::kv_agg::packet as kp;
 use weft_model::wire::{self, build_frame, parse_built, Endpoint};
 use weft_regs::{ctrl, id, kv, net};
 use weft_sim::device::SimKind;
-use weft_sim::engine::verilator_usable;
-use weft_sim::{EngineOptions, SimDevice};
+use weft_sim::simulator::verilator_usable;
+use weft_sim::{SimDevice, SimulatorOptions};
 
 fn open(kind: SimKind) -> SimDevice {
-    SimDevice::open(kind, &EngineOptions::default()).unwrap()
+    SimDevice::open(kind, &SimulatorOptions::default()).unwrap()
 }
 
 /// The fast simulations: Verilator (when installed) and the model.

@@ -15,8 +15,8 @@ use weft_model::frame_check::{
 use weft_model::stall::Stalls;
 use weft_model::wire::MAX_FRAME;
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
 type W<B> = Simulators<B>;

@@ -20,7 +20,7 @@ use weft_model::framer::{FramerIn, FramerModel, FramerOut, Meta, APP_BYTES};
 use weft_model::steer::from_bytes;
 use weft_model::wire::{mac_bits, Endpoint};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
+use weft_sim::simulator::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
 type W = Simulators<Framer>;

@@ -13,8 +13,8 @@ use weft_model::grad_agg::packet::{encode, Header, Kind};
 use weft_model::grad_agg::ports::{GradPorts, Lanes16, Lanes4, Lanes8};
 use weft_model::grad_agg::workload::{check, generate, prio_write, Gen, Report, Workload};
 use weft_model::grad_agg::{slot_of, Config};
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{agree, Factory};
 
 /// The engine at one geometry: the model and both simulators (Verilator
@@ -36,13 +36,13 @@ where
             "weft_grad_agg_{}x{}x{}",
             cfg.lanes, cfg.slot_bits, cfg.value_beats
         );
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         Self {
             cfg,
             hdl: rust_hdl
-                .then(|| Prepared::new(Engine::RustHdl, &module, make, false, &o).unwrap()),
+                .then(|| Prepared::new(Simulator::RustHdl, &module, make, false, &o).unwrap()),
             vl: verilator_usable()
-                .then(|| Prepared::new(Engine::Verilator, &module, make, false, &o).unwrap()),
+                .then(|| Prepared::new(Simulator::Verilator, &module, make, false, &o).unwrap()),
             _p: std::marker::PhantomData,
         }
     }

@@ -21,8 +21,8 @@ use weft_model::grad_fanout::{
 };
 use weft_model::wire::{Endpoint, Ret, Side};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory, Finished};
 
 type Beat = [u32; 16];

@@ -9,7 +9,7 @@
 
 use rust_hdl::prelude::*;
 use weft_model::{Driver, PortSet};
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 #[derive(LogicBlock, Default)]
@@ -62,9 +62,9 @@ fn width_bug_is_reported_as_a_simulator_mismatch() {
     if !verilator_usable() {
         return;
     }
-    let opts = EngineOptions::default();
-    let hdl = Prepared::new(Engine::RustHdl, "wrap_check", fixture, false, &opts).unwrap();
-    let vl = Prepared::new(Engine::Verilator, "wrap_check", fixture, false, &opts).unwrap();
+    let opts = SimulatorOptions::default();
+    let hdl = Prepared::new(Simulator::RustHdl, "wrap_check", fixture, false, &opts).unwrap();
+    let vl = Prepared::new(Simulator::Verilator, "wrap_check", fixture, false, &opts).unwrap();
     let w: Vec<Factory<'_, FixIn, FixOut>> = vec![
         Box::new(|| -> BoxDut<FixIn, FixOut> { hdl.instantiate(None).unwrap() }),
         Box::new(|| -> BoxDut<FixIn, FixOut> { vl.instantiate(None).unwrap() }),

@@ -12,8 +12,8 @@ use weft_model::kv_agg::packet::{encode, Header, RecordKind, VERSION};
 use weft_model::kv_agg::ports::{KvPorts, Lanes2, Lanes4, Lanes8};
 use weft_model::kv_agg::{Config, SENDERS};
 use weft_regs::kv;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 const JOB: u16 = 7;
@@ -156,12 +156,12 @@ where
 {
     fn new(cfg: Config, make: fn() -> B) -> Self {
         let module = format!("weft_kv_agg_{}x{}", cfg.lanes, cfg.slot_bits);
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         Self {
             cfg,
-            hdl: Prepared::new(Engine::RustHdl, &module, make, false, &o).unwrap(),
+            hdl: Prepared::new(Simulator::RustHdl, &module, make, false, &o).unwrap(),
             vl: verilator_usable()
-                .then(|| Prepared::new(Engine::Verilator, &module, make, false, &o).unwrap()),
+                .then(|| Prepared::new(Simulator::Verilator, &module, make, false, &o).unwrap()),
             _p: std::marker::PhantomData,
         }
     }

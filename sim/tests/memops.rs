@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use weft_hdl::memops::Memops;
 use weft_model::memops::driver::{check_run, MemIn, MemOut, MemRun, MemTiming, MemopsDriver};
 use weft_model::memops::{Action, Op, Program, Range, Request, Stage, PORTS, RANGES};
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 const SPACE: u64 = 0x400;
@@ -127,13 +127,19 @@ where
 {
     fn new() -> Self {
         let m = format!("weft_memops_k{K}");
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         Self {
-            hdl: Prepared::new(Engine::RustHdl, &m, weft_hdl::emit::memops::<K>, false, &o)
-                .unwrap(),
+            hdl: Prepared::new(
+                Simulator::RustHdl,
+                &m,
+                weft_hdl::emit::memops::<K>,
+                false,
+                &o,
+            )
+            .unwrap(),
             vl: verilator_usable().then(|| {
                 Prepared::new(
-                    Engine::Verilator,
+                    Simulator::Verilator,
                     &m,
                     weft_hdl::emit::memops::<K>,
                     false,

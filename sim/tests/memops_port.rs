@@ -26,7 +26,7 @@ use weft_model::memops_port::{
 use weft_model::steer::from_bytes;
 use weft_model::wire::{mac_bits, Endpoint, Ret, Side};
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
+use weft_sim::simulator::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
 type W = Simulators<MemopsPort>;

@@ -12,7 +12,7 @@ use weft_hdl::net_regs::NetRegs;
 use weft_model::net_regs::{NetIn, NetOut, NetRegsModel, COUNTERS};
 use weft_model::Driver;
 use weft_regs::net;
-use weft_sim::engine::{verilator_usable, BoxDut, Simulators};
+use weft_sim::simulator::{verilator_usable, BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
 type W = Simulators<NetRegs>;

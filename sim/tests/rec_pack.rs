@@ -15,7 +15,7 @@ use weft_hdl::rec_pack::RecPack;
 use weft_model::rec_pack::{effective_max, header, RecPackIn, RecPackModel, RecPackOut};
 use weft_model::stall::Stalls;
 use weft_model::Driver;
-use weft_sim::engine::{verilator_usable, BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
 use weft_sim::witness::{agree, Factory};
 
 struct W {
@@ -26,10 +26,10 @@ struct W {
 fn packers() -> &'static W {
     static W: OnceLock<W> = OnceLock::new();
     W.get_or_init(|| {
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         let vl = verilator_usable().then(|| {
             Prepared::new(
-                Engine::Verilator,
+                Simulator::Verilator,
                 "weft_rec_pack",
                 RecPack::connected,
                 false,
@@ -45,7 +45,7 @@ fn packers() -> &'static W {
         }
         W {
             hdl: Prepared::new(
-                Engine::RustHdl,
+                Simulator::RustHdl,
                 "weft_rec_pack",
                 RecPack::connected,
                 false,

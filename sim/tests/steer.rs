@@ -16,8 +16,8 @@ use weft_model::steer::{
 };
 use weft_model::wire::{self, build_frame, classify, Card, Class, Endpoint, Engine};
 use weft_model::Driver;
-use weft_sim::engine::{BoxDut, Simulators};
 use weft_sim::hdl::HdlPorts;
+use weft_sim::simulator::{BoxDut, Simulators};
 use weft_sim::witness::{agree, Factory};
 
 type W<B> = Simulators<B>;

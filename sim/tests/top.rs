@@ -40,7 +40,7 @@ use weft_model::top_model::{check_record_frames, counter, InFrame, OutPort, RecI
 use weft_model::wire::{self, build_frame, Endpoint, Engine as WireEngine, Side};
 use weft_model::{Driver, Schedule};
 use weft_regs::{avm, ctrl, grad, id, kv, memops, net};
-use weft_sim::engine::Simulators;
+use weft_sim::simulator::Simulators;
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 const RESET_STEPS: u64 = 16;

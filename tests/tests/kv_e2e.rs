@@ -80,7 +80,7 @@ fn exact_and_model_checked_on_rust_hdl() {
 
 #[test]
 fn exact_and_model_checked_on_verilator() {
-    if weft_sim::engine::verilator_usable() {
+    if weft_sim::simulator::verilator_usable() {
         job("sim:verilator", 40_000, 4, true, hostile(), 2);
         job("sim:verilator", 40_000, 4, false, hostile(), 3);
     }

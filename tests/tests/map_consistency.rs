@@ -60,7 +60,7 @@ fn the_model_decodes_the_map() {
 
 #[test]
 fn weft_top_decodes_the_map_on_verilator() {
-    if weft_sim::engine::verilator_usable() {
+    if weft_sim::simulator::verilator_usable() {
         check("sim:verilator");
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 use weft_fw::avm::{self as fw, Policy};
 use weft_model::avm::{self as m, AvmIn, AvmModel, AvmOut};
-use weft_sim::engine::{BoxDut, Engine, EngineOptions, Prepared};
+use weft_sim::simulator::{BoxDut, Prepared, Simulator, SimulatorOptions};
 
 /// Which policy manages the pool.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,13 +73,13 @@ impl PoolFactory {
     pub fn new(sim: BlockSim, progress: Option<&(dyn Fn(&str) + Sync)>) -> Result<Self, AvmError> {
         let e = match sim {
             BlockSim::Model => None,
-            BlockSim::RustHdl => Some(Engine::RustHdl),
-            BlockSim::Verilator => Some(Engine::Verilator),
+            BlockSim::RustHdl => Some(Simulator::RustHdl),
+            BlockSim::Verilator => Some(Simulator::Verilator),
         };
         let prepared = match e {
             None => None,
             Some(e) => {
-                let o = EngineOptions {
+                let o = SimulatorOptions {
                     progress,
                     ..Default::default()
                 };
@@ -96,7 +96,7 @@ impl PoolFactory {
     }
 
     /// The simulator's name.
-    pub fn engine(&self) -> &'static str {
+    pub fn simulator(&self) -> &'static str {
         self.sim.name()
     }
 
@@ -398,8 +398,8 @@ pub struct ConsumerReport {
 /// A scenario's report.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScenarioReport {
-    /// Simulator.
-    pub engine: String,
+    /// The simulator that ran the standalone block.
+    pub simulator: String,
     /// Policy of the run with everyone.
     pub policy: PoolPolicy,
     /// Cycles per run.
@@ -470,7 +470,7 @@ pub fn run_scenario(
         })
         .collect();
     Ok(ScenarioReport {
-        engine: f.engine().into(),
+        simulator: f.simulator().into(),
         policy: o.policy,
         cycles,
         warmup: s.warmup,

@@ -180,7 +180,7 @@ pub struct CardCounters {
 /// A run's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
-    /// What ran the engine: `model`, `rtl:rust-hdl` or `rtl:verilator`.
+    /// The card that ran the job: `sim:verilator`, `sim:rust-hdl` or `sim:model`.
     pub card: String,
     /// Aggregator slots.
     pub slots: usize,

@@ -213,6 +213,6 @@ pub fn run(card: &Card, p: &Parsed, reqs: &[Request]) -> Result<RunReport> {
         telemetry,
         pool: snapshot,
         cycles: last.saturating_sub(start),
-        model: checker.verdict(),
+        model: checker.verdict().map_err(|e| e.to_string()),
     })
 }

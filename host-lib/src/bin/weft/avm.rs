@@ -240,7 +240,7 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
     }
     println!(
         "standalone pool block: {} cycles per run ({} warm-up), policy {}, {} actions, on {} ({:.0} cycles/s)",
-        rep.cycles, rep.warmup, a.policy, rep.actions, rep.engine, rep.cycles_per_second
+        rep.cycles, rep.warmup, a.policy, rep.actions, rep.simulator, rep.cycles_per_second
     );
     println!(
         "{:<10} {:<9} {:>8} {:>5} {:>5} {:>6} {:>7} {:>7} {:>7}",

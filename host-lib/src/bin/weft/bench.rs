@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use weft::grad::{self, GradError};
-use weft::spec::SimEngine;
+use weft::spec::SimChoice;
 use weft::{Card, DeviceSpec, OpenOptions};
 
 #[derive(Subcommand)]
@@ -78,17 +78,17 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
 }
 
 fn bench_memops(requests: usize, json: bool) -> Result<()> {
-    use weft_sim::engine::Engine;
-    let engine = if weft_sim::verilator::toolchain().is_ok() {
-        Engine::Verilator
+    use weft_sim::simulator::Simulator;
+    let simulator = if weft_sim::verilator::toolchain().is_ok() {
+        Simulator::Verilator
     } else {
-        Engine::RustHdl
+        Simulator::RustHdl
     };
-    let r = weft::bench::memops(engine, requests)?;
+    let r = weft::bench::memops(simulator, requests)?;
     if json {
         return print_json(&r);
     }
-    println!("MemOps port, 8 stages, on {}:", engine.name());
+    println!("MemOps port, 8 stages, on {}:", simulator.name());
     for x in &r {
         println!(
             "  {:<38} {:>6} requests: {:.3} headers/cycle, added latency {} cycles, model {}",
@@ -107,12 +107,12 @@ fn bench_memops(requests: usize, json: bool) -> Result<()> {
 }
 
 fn bench_kv(a: BenchKvArgs) -> Result<()> {
-    use weft_sim::engine::Engine;
+    use weft_sim::simulator::Simulator;
     let verilator = weft_sim::verilator::toolchain().is_ok();
-    let engine = if verilator {
-        Engine::Verilator
+    let simulator = if verilator {
+        Simulator::Verilator
     } else {
-        Engine::RustHdl
+        Simulator::RustHdl
     };
     if !verilator {
         eprintln!(
@@ -122,18 +122,18 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
     let pb = spinner();
     let progress = |m: &str| pb.set_message(m.to_string());
     let opts = weft::bench::BenchOptions {
-        engine,
+        simulator,
         packets: a.packets,
         tuples: a.tuples,
         card: a.card.device.clone(),
         progress: Some(&progress),
     };
     let mut speed = vec![
-        DeviceSpec::Sim(SimEngine::Model),
-        DeviceSpec::Sim(SimEngine::RustHdl),
+        DeviceSpec::Sim(SimChoice::Model),
+        DeviceSpec::Sim(SimChoice::RustHdl),
     ];
     if verilator {
-        speed.push(DeviceSpec::Sim(SimEngine::Verilator));
+        speed.push(DeviceSpec::Sim(SimChoice::Verilator));
     }
     let r = weft::bench::kv(&opts, &speed);
     pb.finish_and_clear();
@@ -143,7 +143,7 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
     }
     println!(
         "line rate of kv_agg at 512 bits (8 lanes), full 1472-byte packets, on {}:",
-        engine.name()
+        simulator.name()
     );
     println!(
         "  {:<28} {:>9} {:>8} {:>10} {:>12} {:>11} {:>7}",
@@ -187,7 +187,7 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
     for s in &r.sim_speed {
         println!(
             "  {:<10} {:>9} cycles in {:>6.2} s: {:>10.0} cycles/s",
-            s.engine, s.cycles, s.seconds, s.cycles_per_second
+            s.card, s.cycles, s.seconds, s.cycles_per_second
         );
     }
     Ok(())

@@ -178,7 +178,7 @@ pub fn agg_kv(a: KvArgs) -> Result<()> {
     if let Some(v) = &verdict {
         stats["model_check"] = match v {
             Ok(n) => json!({ "agree": true, "compared": n }),
-            Err(e) => json!({ "agree": false, "first_difference": e }),
+            Err(e) => json!({ "agree": false, "first_difference": e.to_string() }),
         };
     }
     if a.json {

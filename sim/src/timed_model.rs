@@ -37,8 +37,8 @@ struct Packer {
     frames: u64,
 }
 
-/// The model card.
-pub struct ModelCard {
+/// The top's reference model with its timing: the card behind `sim:model`.
+pub struct TimedModel {
     model: TopModel,
     /// Per input (wire, host): frames waiting to be taken, with the device
     /// time each was offered.
@@ -63,7 +63,7 @@ fn index(p: Port) -> usize {
     }
 }
 
-impl ModelCard {
+impl TimedModel {
     /// The model of image `build`, out of reset.
     pub fn new(build: BuildInfo) -> Self {
         Self {

@@ -1,4 +1,4 @@
-//! Choosing a simulation engine for a block.
+//! Choosing a simulator for a block: rust-hdl's or Verilator.
 
 use crate::hdl::{HdlDut, HdlPorts};
 use crate::verilator::{self, BuildOptions, Library};
@@ -10,37 +10,37 @@ use weft_model::{Dut, Schedule};
 
 /// Which simulator runs the RTL.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Engine {
+pub enum Simulator {
     /// rust-hdl's simulator, stepped directly.
     RustHdl,
     /// The Verilated model of the emitted Verilog.
     Verilator,
 }
 
-impl Engine {
-    /// The engine's name.
+impl Simulator {
+    /// The simulator's name.
     pub fn name(self) -> &'static str {
         match self {
-            Engine::RustHdl => "rust-hdl",
-            Engine::Verilator => "verilator",
+            Simulator::RustHdl => "rust-hdl",
+            Simulator::Verilator => "verilator",
         }
     }
 }
 
-impl FromStr for Engine {
+impl FromStr for Simulator {
     type Err = SimError;
     fn from_str(s: &str) -> Result<Self, SimError> {
         match s {
-            "rust-hdl" | "rusthdl" | "hdl" => Ok(Engine::RustHdl),
-            "verilator" => Ok(Engine::Verilator),
-            _ => Err(SimError::UnknownEngine(s.to_string())),
+            "rust-hdl" | "rusthdl" | "hdl" => Ok(Simulator::RustHdl),
+            "verilator" => Ok(Simulator::Verilator),
+            _ => Err(SimError::UnknownSimulator(s.to_string())),
         }
     }
 }
 
 /// Options for building a simulation.
 #[derive(Default)]
-pub struct EngineOptions<'a> {
+pub struct SimulatorOptions<'a> {
     /// Write a VCD waveform here.
     pub waves: Option<PathBuf>,
     /// Verilator build progress (stage names), e.g. for a progress bar.
@@ -52,12 +52,12 @@ pub struct EngineOptions<'a> {
 /// A boxed DUT.
 pub type BoxDut<I, O> = Box<dyn Dut<In = I, Out = O> + Send>;
 
-/// A block ready to instantiate on an engine: for Verilator the model is
+/// A block ready to instantiate on a simulator: for Verilator the model is
 /// built (or fetched from the cache) once, then instantiated cheaply. Its
 /// instances step the block's clocks on one [`Schedule`] (by default every
 /// clock rises every step; see [`Prepared::with_schedule`]).
 pub struct Prepared<B: HdlPorts> {
-    engine: Engine,
+    simulator: Simulator,
     make: Box<dyn Fn() -> B + Send + Sync>,
     lib: Option<Arc<Library>>,
     schedule: Schedule,
@@ -67,19 +67,19 @@ impl<B> Prepared<B>
 where
     B: HdlPorts + Send + 'static,
 {
-    /// Prepare `make` (which returns a connected block) on `engine`.
+    /// Prepare `make` (which returns a connected block) on `simulator`.
     /// `module` names the Verilog module; `trace` builds Verilator with
     /// waveform support.
     pub fn new(
-        engine: Engine,
+        simulator: Simulator,
         module: &str,
         make: impl Fn() -> B + Send + Sync + 'static,
         trace: bool,
-        opts: &EngineOptions,
+        opts: &SimulatorOptions,
     ) -> Result<Self, SimError> {
-        let lib = match engine {
-            Engine::RustHdl => None,
-            Engine::Verilator => {
+        let lib = match simulator {
+            Simulator::RustHdl => None,
+            Simulator::Verilator => {
                 let bo = BuildOptions {
                     trace: trace || opts.waves.is_some(),
                     cache_dir: opts.cache_dir.clone(),
@@ -89,7 +89,7 @@ where
             }
         };
         Ok(Self {
-            engine,
+            simulator,
             make: Box::new(make),
             lib,
             schedule: crate::hdl::default_schedule::<B>(),
@@ -112,9 +112,9 @@ where
         &self.schedule
     }
 
-    /// The engine.
-    pub fn engine(&self) -> Engine {
-        self.engine
+    /// The simulator.
+    pub fn simulator(&self) -> Simulator {
+        self.simulator
     }
 
     /// Whether the Verilated model came from the cache.
@@ -207,10 +207,10 @@ where
         module: &str,
         make: impl Fn() -> B + Clone + Send + Sync + 'static,
     ) -> Result<Self, SimError> {
-        let o = EngineOptions::default();
+        let o = SimulatorOptions::default();
         let vl = if verilator_usable() {
             Some(Prepared::new(
-                Engine::Verilator,
+                Simulator::Verilator,
                 module,
                 make.clone(),
                 false,
@@ -220,7 +220,7 @@ where
             None
         };
         Ok(Self {
-            hdl: Prepared::new(Engine::RustHdl, module, make, false, &o)?,
+            hdl: Prepared::new(Simulator::RustHdl, module, make, false, &o)?,
             vl,
         })
     }
