@@ -70,11 +70,36 @@ pub enum Action {
     },
 }
 
-/// A bounded list of actions (no allocation: `no_std`).
+/// Something a policy tells its operator, beside acting.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A victim keeps missing its SLO with every knob the policy has
+    /// already turned for it: its SLO is out of reach under this load. The
+    /// policy holds its actions instead of oscillating.
+    Infeasible {
+        /// Consumer index.
+        consumer: usize,
+        /// Its p99 in the window that decided it, cycles (histogram upper
+        /// edge).
+        p99: u64,
+        /// Its SLO, cycles.
+        slo: u64,
+    },
+    /// A victim reported infeasible meets its SLO again.
+    Feasible {
+        /// Consumer index.
+        consumer: usize,
+    },
+}
+
+/// A decision: a bounded list of actions and of events (no allocation:
+/// `no_std`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Actions {
     items: [Option<Action>; MAX_ACTIONS],
     len: usize,
+    events: [Option<Event>; MAX_CONSUMERS],
+    n_events: usize,
 }
 
 impl Default for Actions {
@@ -82,6 +107,8 @@ impl Default for Actions {
         Self {
             items: [None; MAX_ACTIONS],
             len: 0,
+            events: [None; MAX_CONSUMERS],
+            n_events: 0,
         }
     }
 }
@@ -107,6 +134,19 @@ impl Actions {
     /// No actions.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+    /// Add an event; false (and dropped) when full.
+    pub fn note(&mut self, e: Event) -> bool {
+        if self.n_events == MAX_CONSUMERS {
+            return false;
+        }
+        self.events[self.n_events] = Some(e);
+        self.n_events += 1;
+        true
+    }
+    /// The events, in order.
+    pub fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        self.events[..self.n_events].iter().flatten().copied()
     }
 }
 
@@ -241,27 +281,58 @@ pub struct SloConfig {
     pub calm_windows: u32,
     /// Fewest requests a victim needs in a window to judge its p99.
     pub min_samples: u64,
+    /// Windows in a row a victim may miss its SLO with every knob turned
+    /// (top class it may take, weight at the limit) before the guard
+    /// reports it infeasible and stops acting for it.
+    pub infeasible_windows: u32,
     /// The limits.
     pub limits: Limits,
 }
 
-/// Keeps named victims' p99 latency under their SLO. The first window a
-/// victim misses its SLO, the victims are lifted to the highest priority
-/// class (the pool then serves a waiting victim before any aggressor, so its
-/// latency is what it would be alone, whatever the aggressors' load), and
-/// every window over the SLO shifts one step of weight from the aggressors
-/// (every consumer without an SLO) to the victims, which orders service
-/// among victims and keeps bursts of victims from hogging the port. Weight
-/// is given back one step after each calm spell; the priority is held while
-/// the victims are active and dropped only after `calm_windows` windows in
-/// which no victim had traffic, since dropping it while they are active
-/// would bring the interference straight back. The gap between the act and
-/// relax thresholds, the calm spell and the sticky priority are the
-/// hysteresis that keeps it from oscillating.
+/// Keeps every victim's p99 latency under its own SLO.
+///
+/// The knobs, in the order it turns them for a victim that misses:
+///
+/// 1. **Priority classes, deadline-monotonic.** The first window a victim
+///    misses its SLO, every victim is lifted above the aggressors (every
+///    consumer without an SLO, class 0), the tightest SLO in the highest
+///    class, the next in the class below, and so on (victims with equal
+///    SLOs share a class). The pool serves the highest waiting class first,
+///    so a victim waits only for victims with tighter SLOs and for the one
+///    request being served, never for an aggressor's burst; and a light,
+///    tight victim never queues behind a bursty, looser one. Fixed-priority
+///    scheduling theory's deadline-monotonic order.
+/// 2. **Promotion.** A victim that still misses moves up into the next
+///    class, sharing it (round-robin by weight) with the tighter victims
+///    there: a looser victim stuck behind a tighter one's bursts then waits
+///    for at most one of its requests per turn.
+/// 3. **Weight.** Within its class, a victim that still misses gains
+///    `step` weight per window, up to the limit.
+/// 4. **Infeasible.** A victim that keeps missing for `infeasible_windows`
+///    windows with nothing left to turn is reported ([`Event::Infeasible`])
+///    and the guard stops acting for it, instead of oscillating.
+///
+/// Aggressors keep their weights: under the classes they only lose the
+/// port cycles victims use. Quotas and reclaim are not turned: in this pool
+/// a consumer's pages bound what it can address, not how long it waits, so
+/// they do not move latency. Hysteresis: act above the SLO by
+/// `over_per_mille`, give weight back one step toward the base only after
+/// `calm_windows` windows under it by `under_per_mille`, and drop the
+/// classes and promotions only after `calm_windows` windows with no victim
+/// traffic — dropping them while victims are active would bring the
+/// interference straight back.
 #[derive(Copy, Clone, Debug)]
 pub struct SloGuard {
     cfg: SloConfig,
     weights: [u32; MAX_CONSUMERS],
+    /// Deadline-monotonic class of each victim when lifted (0 for
+    /// aggressors).
+    base_class: [u32; MAX_CONSUMERS],
+    /// Classes of promotion on top of `base_class`.
+    promoted: [u32; MAX_CONSUMERS],
+    /// Windows in a row each victim missed with nothing left to turn.
+    stuck: [u32; MAX_CONSUMERS],
+    infeasible: u32,
     prev: Option<Observation>,
     calm: u32,
     idle: u32,
@@ -276,9 +347,29 @@ impl SloGuard {
         for w in &mut weights {
             *w = (*w).clamp(cfg.limits.weight_min, cfg.limits.weight_max);
         }
+        let victim = |c: usize| cfg.victims & (1 << c) != 0;
+        let mut base_class = [0; MAX_CONSUMERS];
+        let top = cfg.limits.priority_max;
+        for c in (0..MAX_CONSUMERS).filter(|&c| victim(c)) {
+            // Rank = distinct SLOs tighter than this one.
+            let mut tighter = [0u64; MAX_CONSUMERS];
+            let mut n = 0;
+            for o in (0..MAX_CONSUMERS).filter(|&o| victim(o)) {
+                let slo = cfg.slo_p99[o];
+                if slo < cfg.slo_p99[c] && !tighter[..n].contains(&slo) {
+                    tighter[n] = slo;
+                    n += 1;
+                }
+            }
+            base_class[c] = top.saturating_sub(n as u32).max(top.min(1));
+        }
         Self {
             cfg,
             weights,
+            base_class,
+            promoted: [0; MAX_CONSUMERS],
+            stuck: [0; MAX_CONSUMERS],
+            infeasible: 0,
             prev: None,
             calm: 0,
             idle: 0,
@@ -292,23 +383,102 @@ impl SloGuard {
         self.weights
     }
 
-    /// Whether the victims are lifted to the top priority class.
+    /// Whether the victims are lifted above the aggressors.
     pub fn boosted(&self) -> bool {
         self.boosted
+    }
+
+    /// The class each consumer is in now (0 for all while not lifted).
+    pub fn classes(&self) -> [u32; MAX_CONSUMERS] {
+        let mut out = [0; MAX_CONSUMERS];
+        if self.boosted {
+            for (c, o) in out.iter_mut().enumerate() {
+                *o = self.class(c);
+            }
+        }
+        out
+    }
+
+    /// Victims reported infeasible (bit `c` for consumer `c`).
+    pub fn infeasible(&self) -> u32 {
+        self.infeasible
     }
 
     fn is_victim(&self, c: usize) -> bool {
         c < 32 && self.cfg.victims & (1 << c) != 0
     }
 
-    fn set_boost(&mut self, on: bool, n: usize, out: &mut Actions) {
-        self.boosted = on;
-        let top = self.cfg.limits.priority_max;
+    fn class(&self, c: usize) -> u32 {
+        if !self.is_victim(c) {
+            return 0;
+        }
+        (self.base_class[c] + self.promoted[c]).min(self.cfg.limits.priority_max)
+    }
+
+    fn push_classes(&self, n: usize, out: &mut Actions) {
         for c in 0..n {
             out.push(Action::SetPriority {
                 consumer: c,
-                priority: if on && self.is_victim(c) { top } else { 0 },
+                priority: if self.boosted { self.class(c) } else { 0 },
             });
+        }
+    }
+
+    /// One victim over its SLO: turn its next knob; true when nothing was
+    /// left to turn.
+    fn escalate(&mut self, c: usize, n: usize, out: &mut Actions) -> bool {
+        let l = self.cfg.limits;
+        if self.class(c) < l.priority_max {
+            let before = self.class(c);
+            // Up to the class of the next tighter victim (or one up).
+            let mut target = l.priority_max;
+            for o in (0..n).filter(|&o| o != c && self.is_victim(o)) {
+                let k = self.class(o);
+                if k > before && k < target {
+                    target = k;
+                }
+            }
+            self.promoted[c] += target - before;
+            out.push(Action::SetPriority {
+                consumer: c,
+                priority: self.class(c),
+            });
+            return false;
+        }
+        if self.weights[c] < l.weight_max {
+            self.weights[c] = self.weights[c].saturating_add(self.cfg.step).min(l.weight_max);
+            out.push(Action::SetWeight {
+                consumer: c,
+                weight: self.weights[c],
+            });
+            return false;
+        }
+        true
+    }
+
+    /// Every victim calm for a spell: give back one step of weight.
+    /// Promotions stay while the victims are active (undoing one would
+    /// bring back the wait it cured, and the guard would cycle); they go
+    /// with the classes once the victims are quiet.
+    fn relax(&mut self, n: usize, out: &mut Actions) {
+        let l = self.cfg.limits;
+        for c in 0..n {
+            if !self.is_victim(c) {
+                continue;
+            }
+            let base = self.cfg.base_weights[c].clamp(l.weight_min, l.weight_max);
+            if self.weights[c] != base {
+                let w = self.weights[c];
+                self.weights[c] = if w > base {
+                    w.saturating_sub(self.cfg.step).max(base)
+                } else {
+                    w.saturating_add(self.cfg.step).min(base)
+                };
+                out.push(Action::SetWeight {
+                    consumer: c,
+                    weight: self.weights[c],
+                });
+            }
         }
     }
 }
@@ -317,7 +487,6 @@ impl Policy for SloGuard {
     fn decide(&mut self, now: &Observation) -> Actions {
         let mut out = Actions::default();
         let n = now.n.min(MAX_CONSUMERS);
-        let l = self.cfg.limits;
         if !self.started {
             self.started = true;
             for c in 0..n {
@@ -326,73 +495,85 @@ impl Policy for SloGuard {
                     weight: self.weights[c],
                 });
             }
-            self.set_boost(false, n, &mut out);
+            self.push_classes(n, &mut out);
         }
         let Some(prev) = self.prev.replace(*now) else {
             return out;
         };
-        // Worst victim, relative to its SLO, in per mille.
-        let mut worst: Option<u64> = None;
+        // Each victim's p99 relative to its SLO, per mille.
+        let mut rel = [None; MAX_CONSUMERS];
+        let mut p99s = [0u64; MAX_CONSUMERS];
         for c in (0..n).filter(|&c| self.is_victim(c)) {
             let (p, q) = (&prev.consumers[c], &now.consumers[c]);
             if q.grants.saturating_sub(p.grants) < self.cfg.min_samples {
                 continue;
             }
-            let slo = self.cfg.slo_p99[c].max(1);
             if let Some(p99) = quantile(&p.hist, &q.hist, 990) {
-                let rel = p99.saturating_mul(1000) / slo;
-                worst = Some(worst.map_or(rel, |w| w.max(rel)));
+                p99s[c] = p99;
+                rel[c] = Some(p99.saturating_mul(1000) / self.cfg.slo_p99[c].max(1));
             }
         }
-        let Some(worst) = worst else {
-            // No victim had traffic: after a calm spell, drop the priority.
+        if rel.iter().all(Option::is_none) {
+            // No victim had traffic: after a calm spell, drop the classes.
             self.idle += 1;
             if self.boosted && self.idle >= self.cfg.calm_windows {
-                self.set_boost(false, n, &mut out);
+                self.boosted = false;
+                self.promoted = [0; MAX_CONSUMERS];
+                self.push_classes(n, &mut out);
             }
             return out;
-        };
+        }
         self.idle = 0;
-        let old = self.weights;
-        if worst > 1000 + self.cfg.over_per_mille {
+        let act_above = 1000 + self.cfg.over_per_mille;
+        let over = move |r: u64| r > act_above;
+        let missing = rel.iter().flatten().any(|&r| over(r));
+        if missing {
             self.calm = 0;
             if !self.boosted {
-                self.set_boost(true, n, &mut out);
+                self.boosted = true;
+                self.push_classes(n, &mut out);
+                return out;
             }
             for c in 0..n {
-                self.weights[c] = if self.is_victim(c) {
-                    self.weights[c]
-                        .saturating_add(self.cfg.step)
-                        .min(l.weight_max)
-                } else {
-                    self.weights[c]
-                        .saturating_sub(self.cfg.step)
-                        .max(l.weight_min)
-                };
+                let Some(r) = rel[c] else { continue };
+                if !over(r) {
+                    self.stuck[c] = 0;
+                    continue;
+                }
+                if self.infeasible & (1 << c) != 0 {
+                    continue;
+                }
+                if self.escalate(c, n, &mut out) {
+                    self.stuck[c] += 1;
+                    if self.stuck[c] >= self.cfg.infeasible_windows {
+                        self.infeasible |= 1 << c;
+                        out.note(Event::Infeasible {
+                            consumer: c,
+                            p99: p99s[c],
+                            slo: self.cfg.slo_p99[c],
+                        });
+                    }
+                }
             }
-        } else if worst + self.cfg.under_per_mille < 1000 {
+        } else if rel
+            .iter()
+            .flatten()
+            .all(|&r| r + self.cfg.under_per_mille < 1000)
+        {
             self.calm += 1;
             if self.calm >= self.cfg.calm_windows {
                 self.calm = 0;
-                for c in 0..n {
-                    let base = self.cfg.base_weights[c].clamp(l.weight_min, l.weight_max);
-                    let w = &mut self.weights[c];
-                    *w = if *w > base {
-                        w.saturating_sub(self.cfg.step).max(base)
-                    } else {
-                        w.saturating_add(self.cfg.step).min(base)
-                    };
-                }
+                self.relax(n, &mut out);
             }
         } else {
             self.calm = 0;
         }
-        for (c, (&new, &was)) in self.weights.iter().zip(&old).enumerate().take(n) {
-            if new != was {
-                out.push(Action::SetWeight {
-                    consumer: c,
-                    weight: new,
-                });
+        // A victim reported infeasible that meets its SLO again.
+        for c in 0..n {
+            if self.infeasible & (1 << c) != 0 && rel[c].is_some_and(|r| r <= 1000) {
+                self.infeasible &= !(1 << c);
+                self.stuck[c] = 0;
+                out.note(Event::Feasible { consumer: c });
             }
         }
         out

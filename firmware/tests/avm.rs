@@ -24,6 +24,7 @@ fn cfg(victims: u32, slo: u64) -> SloConfig {
         under_per_mille: 400,
         calm_windows: 4,
         min_samples: 10,
+        infeasible_windows: 4,
         limits: limits(),
     }
 }
@@ -98,64 +99,155 @@ proptest! {
     }
 }
 
-/// A stationary pool: the victim's p99 falls as its share of the weight
-/// grows (latency ~ 400 cycles x aggressors' weight / total weight).
-fn run_pool(guard: &mut SloGuard, windows: usize) -> Vec<usize> {
-    let mut o = Observation {
+/// A histogram window for each consumer: victim `c` saw latency `lat[c]`.
+fn window(o: &mut Observation, lat: &[u64]) {
+    o.cycle += 10_000;
+    for (c, &l) in lat.iter().enumerate() {
+        let x = &mut o.consumers[c];
+        x.requests += 1000;
+        x.grants += 1000;
+        hist_add(&mut x.hist, l, 1000);
+    }
+}
+
+fn prios(a: &Actions) -> Vec<(usize, u32)> {
+    a.iter()
+        .filter_map(|x| match x {
+            Action::SetPriority { consumer, priority } => Some((consumer, priority)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn obs4() -> Observation {
+    Observation {
         n: 4,
         ..Default::default()
-    };
-    let mut weights = [8u32; MAX_CONSUMERS];
+    }
+}
+
+/// A pool where a victim's latency is set by its class: the highest
+/// waiting class is served first, so a victim alone in the top class sees
+/// 3 cycles, one in a class with a tighter victim above it `behind`,
+/// victim `c` sharing its class `shared[c]`, one in the aggressors' class
+/// 400.
+fn class_pool(g: &mut SloGuard, windows: usize, behind: u64, shared: [u64; 2]) -> Vec<usize> {
+    let mut o = obs4();
     let mut acted = vec![];
+    let mut prio = [0u32; 4];
     for w in 0..windows {
-        let total: u32 = weights[..4].iter().sum();
-        let aggressors: u32 = weights[1..4].iter().sum();
-        let lat = 4 + 400 * aggressors as u64 / total as u64;
-        o.cycle += 10_000;
-        for c in 0..4 {
-            let x = &mut o.consumers[c];
-            x.requests += 1000;
-            x.grants += 1000;
-            hist_add(&mut x.hist, if c == 0 { lat } else { 20 }, 1000);
-        }
-        let a = guard.decide(&o);
+        let lat: Vec<u64> = (0..4)
+            .map(|c| {
+                if c >= 2 {
+                    return 20; // aggressors
+                }
+                let other = 1 - c;
+                if prio[c] == 0 {
+                    400
+                } else if prio[c] > prio[other] {
+                    3
+                } else if prio[c] == prio[other] {
+                    shared[c]
+                } else {
+                    behind
+                }
+            })
+            .collect();
+        window(&mut o, &lat);
+        let a = g.decide(&o);
         if !a.is_empty() {
             acted.push(w);
         }
-        for act in a.iter() {
-            if let Action::SetWeight { consumer, weight } = act {
-                weights[consumer] = weight;
-            }
+        for (c, p) in prios(&a) {
+            prio[c] = p;
         }
     }
     acted
 }
 
-#[test]
-fn slo_guard_settles_under_a_reachable_slo() {
-    let mut g = SloGuard::new(cfg(1, 200));
-    let acted = run_pool(&mut g, 200);
-    let last = *acted.last().unwrap();
-    assert!(last < 50, "still acting at window {last}: {acted:?}");
-    let w = g.weights();
-    assert!(w[0] > 8 && w[1] < 8, "weight moved to the victim: {w:?}");
+fn two_victims(slo0: u64, slo1: u64) -> SloGuard {
+    let mut c = cfg(0b11, 0);
+    c.slo_p99[0] = slo0;
+    c.slo_p99[1] = slo1;
+    SloGuard::new(c)
 }
 
 #[test]
-fn slo_guard_stops_at_the_limits_when_the_slo_is_out_of_reach() {
-    let mut g = SloGuard::new(cfg(1, 5));
-    let acted = run_pool(&mut g, 200);
-    assert!(*acted.last().unwrap() < 50, "{acted:?}");
-    let w = g.weights();
-    assert_eq!((w[0], w[1]), (64, 1), "{w:?}");
+fn victims_are_lifted_deadline_monotonic() {
+    let mut g = two_victims(50, 10);
+    let mut o = obs4();
+    assert_eq!(prios(&g.decide(&o)), [(0, 0), (1, 0), (2, 0), (3, 0)]);
+    window(&mut o, &[400, 400, 20, 20]);
+    // The tighter SLO (consumer 1) above the looser, both above the
+    // aggressors.
+    assert_eq!(prios(&g.decide(&o)), [(0, 2), (1, 3), (2, 0), (3, 0)]);
+    assert_eq!(g.classes()[..4], [2, 3, 0, 0]);
+}
+
+#[test]
+fn a_victim_stuck_behind_a_tighter_one_is_promoted_and_then_settles() {
+    // Consumer 0 (SLO 31) behind consumer 1's bursts sees 100 cycles; in a
+    // shared class, 15 (and consumer 1, light, 5): promotion into consumer
+    // 1's class meets both SLOs.
+    let mut g = two_victims(31, 7);
+    let acted = class_pool(&mut g, 60, 100, [15, 5]);
+    assert!(*acted.last().unwrap() < 10, "still acting: {acted:?}");
+    assert_eq!(g.classes()[..2], [3, 3], "promoted into the top class");
+    assert_eq!(g.infeasible(), 0);
+}
+
+#[test]
+fn an_slo_out_of_reach_is_reported_once_and_the_guard_holds() {
+    // Consumer 0 misses even sharing the top class with max weight.
+    let mut g = two_victims(7, 7);
+    let mut o = obs4();
+    let mut events = vec![];
+    let mut acted = vec![];
+    for w in 0..200 {
+        window(&mut o, &[100, 3, 20, 20]);
+        let a = g.decide(&o);
+        events.extend(a.events());
+        if !a.is_empty() {
+            acted.push(w);
+        }
+    }
+    assert_eq!(
+        events,
+        [Event::Infeasible {
+            consumer: 0,
+            p99: 127,
+            slo: 7
+        }]
+    );
+    assert!(*acted.last().unwrap() < 60, "{acted:?}");
+    assert_eq!(g.weights()[0], 64, "weight at the limit");
+    // It meets the SLO again: reported, and it is in play again.
+    window(&mut o, &[3, 3, 20, 20]);
+    let a = g.decide(&o);
+    assert_eq!(a.events().collect::<Vec<_>>(), [Event::Feasible { consumer: 0 }]);
+    assert_eq!(g.infeasible(), 0);
+}
+
+#[test]
+fn aggressors_keep_their_weights() {
+    let mut g = two_victims(31, 7);
+    class_pool(&mut g, 60, 100, [15, 5]);
+    assert_eq!(g.weights()[2..4], [8, 8]);
 }
 
 #[test]
 fn slo_guard_gives_weight_back_when_calm() {
     let mut g = SloGuard::new(cfg(1, 100_000));
-    let acted = run_pool(&mut g, 50);
-    // Only the initial weights: the victim is far under its SLO and the
-    // weights are already the base weights.
+    let mut o = obs4();
+    let mut acted = vec![];
+    for w in 0..50 {
+        window(&mut o, &[20, 20, 20, 20]);
+        if !g.decide(&o).is_empty() {
+            acted.push(w);
+        }
+    }
+    // Only the initial weights and classes: the victim is far under its
+    // SLO and the weights are already the base weights.
     assert_eq!(acted, vec![0]);
     assert_eq!(g.weights()[..4], [8, 8, 8, 8]);
 }
@@ -163,25 +255,14 @@ fn slo_guard_gives_weight_back_when_calm() {
 #[test]
 fn slo_guard_lifts_the_victims_priority_and_holds_it_while_they_are_active() {
     let mut g = SloGuard::new(cfg(1, 200));
-    let prios = |a: &Actions| -> Vec<(usize, u32)> {
-        a.iter()
-            .filter_map(|x| match x {
-                Action::SetPriority { consumer, priority } => Some((consumer, priority)),
-                _ => None,
-            })
-            .collect()
-    };
-    let mut o = Observation {
-        n: 4,
-        ..Default::default()
-    };
+    let mut o = obs4();
     assert_eq!(prios(&g.decide(&o)), [(0, 0), (1, 0), (2, 0), (3, 0)]);
     // Over the SLO: lifted.
     o.consumers[0].grants += 100;
     hist_add(&mut o.consumers[0].hist, 1000, 100);
     assert_eq!(prios(&g.decide(&o)), [(0, 3), (1, 0), (2, 0), (3, 0)]);
     assert!(g.boosted());
-    // Well under it for many windows: weights relax, the priority holds.
+    // Well under it for many windows: the priority holds.
     for _ in 0..40 {
         o.consumers[0].grants += 100;
         hist_add(&mut o.consumers[0].hist, 3, 100);

@@ -204,6 +204,7 @@ fn slo_guard(s: &Scenario) -> fw::SloGuard {
         under_per_mille: 400,
         calm_windows: 4,
         min_samples: 5,
+        infeasible_windows: 6,
         limits: limits(s),
     };
     for (c, k) in s.consumers.iter().enumerate() {
