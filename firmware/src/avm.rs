@@ -307,7 +307,8 @@ pub struct SloConfig {
 ///    there: a looser victim stuck behind a tighter one's bursts then waits
 ///    for at most one of its requests per turn.
 /// 3. **Weight.** Within its class, a victim that still misses gains
-///    `step` weight per window, up to the limit.
+///    `step` weight per window, up to the limit (only when it shares the
+///    class: alone, weight orders nothing).
 /// 4. **Infeasible.** A victim that keeps missing for `infeasible_windows`
 ///    windows with nothing left to turn is reported ([`Event::Infeasible`])
 ///    and the guard stops acting for it, instead of oscillating.
@@ -445,8 +446,12 @@ impl SloGuard {
             });
             return false;
         }
-        if self.weights[c] < l.weight_max {
-            self.weights[c] = self.weights[c].saturating_add(self.cfg.step).min(l.weight_max);
+        // Weight orders service only among class-mates.
+        let shared = (0..n).any(|o| o != c && self.is_victim(o) && self.class(o) == self.class(c));
+        if shared && self.weights[c] < l.weight_max {
+            self.weights[c] = self.weights[c]
+                .saturating_add(self.cfg.step)
+                .min(l.weight_max);
             out.push(Action::SetWeight {
                 consumer: c,
                 weight: self.weights[c],
@@ -569,8 +574,8 @@ impl Policy for SloGuard {
             self.calm = 0;
         }
         // A victim reported infeasible that meets its SLO again.
-        for c in 0..n {
-            if self.infeasible & (1 << c) != 0 && rel[c].is_some_and(|r| r <= 1000) {
+        for (c, r) in rel.iter().enumerate().take(n) {
+            if self.infeasible & (1 << c) != 0 && r.is_some_and(|r| r <= 1000) {
                 self.infeasible &= !(1 << c);
                 self.stuck[c] = 0;
                 out.note(Event::Feasible { consumer: c });

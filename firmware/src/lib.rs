@@ -3,10 +3,11 @@
 //! library's control loop or on a soft core on the card.
 //!
 //! - [`avm`]: Accelerator Virtual Memory policies, `Static` (fixed weights
-//!   and quotas) and `SloGuard` (keeps victims' p99 under an SLO by moving
-//!   arbitration weight from aggressors, with hysteresis). They steer the
-//!   `avm` block (`hdl/src/avm.rs`, on the card); `weft::avm` runs them in
-//!   its control loop, and they are tested against their contract here.
+//!   and quotas) and `SloGuard` (keeps every victim's p99 under its own SLO:
+//!   deadline-monotonic priority classes, promotion, weights, and an event
+//!   when an SLO is out of reach). They steer the `avm` block
+//!   (`hdl/src/avm.rs`, on the card); `weft::avm` runs them in its control
+//!   loop, and they are tested against their contract here.
 //! - [`grad`]: job priorities for the gradient aggregation engine, `Fifo`
 //!   (no preemption), `Static` and `Dsa` (communication-intensive jobs first).
 #![no_std]

@@ -224,7 +224,10 @@ fn an_slo_out_of_reach_is_reported_once_and_the_guard_holds() {
     // It meets the SLO again: reported, and it is in play again.
     window(&mut o, &[3, 3, 20, 20]);
     let a = g.decide(&o);
-    assert_eq!(a.events().collect::<Vec<_>>(), [Event::Feasible { consumer: 0 }]);
+    assert_eq!(
+        a.events().collect::<Vec<_>>(),
+        [Event::Feasible { consumer: 0 }]
+    );
     assert_eq!(g.infeasible(), 0);
 }
 

@@ -13,41 +13,120 @@ fn model() -> PoolFactory {
     PoolFactory::new(BlockSim::Model, None).unwrap()
 }
 
+fn run(s: &avm::Scenario, policy: PoolPolicy, seeds: u32) -> avm::ScenarioReport {
+    avm::run_scenario(
+        &model(),
+        s,
+        &ScenarioOptions {
+            policy,
+            cycles: None,
+            seeds,
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn contention_inflates_the_victims_tail_and_the_slo_policy_flattens_it() {
     let s = avm::preset("contention").unwrap();
-    let run = |policy| {
-        avm::run_scenario(
-            &model(),
-            &s,
-            &ScenarioOptions {
-                policy,
-                cycles: Some(24_000),
-            },
-        )
-        .unwrap()
-    };
-    let none = run(PoolPolicy::None);
-    let victim = &none.consumers[0];
+    let none = run(&s, PoolPolicy::None, 1);
+    let victim = &none.seeds[0].consumers[0];
     assert_eq!(victim.role, "victim");
     let inflation = victim.p99_inflation.unwrap();
     assert!(inflation >= 2.0, "unmanaged p99 inflation {inflation}");
-    assert_eq!(none.actions, 0);
+    assert_eq!(none.seeds[0].actions, 0);
 
-    let slo = run(PoolPolicy::Slo);
-    let inflation = slo.consumers[0].p99_inflation.unwrap();
+    let slo = run(&s, PoolPolicy::Slo, 1);
+    let inflation = slo.seeds[0].consumers[0].p99_inflation.unwrap();
     assert!(inflation <= 1.1, "managed p99 inflation {inflation}");
-    assert!(slo.actions > 0);
-    for a in &slo.consumers[1..] {
+    assert!(slo.seeds[0].actions > 0);
+    for a in &slo.seeds[0].consumers[1..] {
         let kept = a.throughput_retained.unwrap();
         assert!(kept >= 0.8, "{} kept {kept}", a.name);
         assert_eq!(a.together.faults, 0);
     }
 }
 
+/// Every shipped scenario whose SLOs are feasible: every victim misses
+/// unmanaged and meets its own SLO under SloGuard, in every seed, and the
+/// aggressors keep what the victims leave them.
+#[test]
+fn every_feasible_shipped_scenario_is_met_under_slo_and_missed_under_none() {
+    for (name, _) in avm::scenario::PRESETS {
+        if name == "infeasible" {
+            continue;
+        }
+        let s = avm::preset(name).unwrap();
+        let none = run(&s, PoolPolicy::None, 1);
+        for c in none.seeds[0]
+            .consumers
+            .iter()
+            .filter(|c| c.role == "victim")
+        {
+            assert_eq!(c.slo_met, Some(false), "{name}: {} met unmanaged", c.name);
+        }
+        let slo = run(&s, PoolPolicy::Slo, 3);
+        assert!(slo.all_met, "{name}: {:#?}", slo.worst);
+        assert!(
+            slo.seeds.iter().all(|r| r.events.is_empty()),
+            "{name}: a feasible SLO reported infeasible"
+        );
+        for w in slo.worst.iter().filter(|w| w.role == "aggressor") {
+            // Overload: the aggressors offer more than the port has; the
+            // victims take only their own load.
+            let floor = if name == "overload" { 0.55 } else { 0.95 };
+            let kept = w.throughput_retained.unwrap();
+            assert!(kept >= floor, "{name}: {} kept {kept}", w.name);
+        }
+    }
+}
+
+/// Contention from mid-run: the controller reacts within a few windows of
+/// the first miss, and the victims meet their SLOs after it.
+#[test]
+fn the_controller_reacts_to_contention_that_starts_mid_run() {
+    let s = avm::preset("mid-run").unwrap();
+    let r = run(&s, PoolPolicy::Slo, 3);
+    for seed in &r.seeds {
+        let re = &seed.reaction;
+        let miss = re.first_miss.expect("the aggressors' arrival is a miss");
+        assert!(miss > 24_000, "no miss before the aggressors: {re:?}");
+        let cycles = re.cycles.expect("recovered");
+        assert!(cycles <= 12 * s.window, "seed {}: {re:?}", seed.seed);
+    }
+    assert!(r.all_met);
+    assert_eq!(
+        r.worst_reaction,
+        r.seeds.iter().filter_map(|x| x.reaction.cycles).max()
+    );
+}
+
+/// An SLO below what the victim sees alone is reported infeasible, once per
+/// seed, and the guard stops acting instead of oscillating.
+#[test]
+fn an_infeasible_slo_is_reported_and_the_guard_holds() {
+    let s = avm::preset("infeasible").unwrap();
+    let r = run(&s, PoolPolicy::Slo, 2);
+    assert!(!r.all_met);
+    for seed in &r.seeds {
+        let kinds: Vec<_> = seed
+            .events
+            .iter()
+            .map(|e| (e.consumer.as_str(), e.kind))
+            .collect();
+        assert_eq!(kinds, [("victim", "infeasible")], "seed {}", seed.seed);
+        // Weights and classes once, the lift, then nothing.
+        assert!(
+            seed.actions <= 3 * s.consumers.len(),
+            "{} actions",
+            seed.actions
+        );
+    }
+}
+
 #[test]
 fn scenario_errors_name_the_field() {
-    let base = avm::scenario::CONTENTION;
+    let base = avm::scenario::PRESETS[0].1;
     let cases = [
         (
             base.replacen("reserve = 1", "reserve = 9", 1),
@@ -59,6 +138,10 @@ fn scenario_errors_name_the_field() {
         ),
         (base.replacen("pages = 4", "pages = 0", 1), "(dma).pages"),
         (base.replacen("burst = 8", "burst = 0", 1), "traffic.burst"),
+        (
+            base.replacen("name = \"dma\"", "name = \"dma\"\nstart = 40000", 1),
+            "(dma).start",
+        ),
         (
             base.replacen("warmup = 8000", "warmup = 90000", 1),
             "warmup",
@@ -135,8 +218,10 @@ fn cli_scenario_json_observe_and_refusals() {
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["policy"], "none");
-    assert!(v["consumers"][0]["p99_inflation"].as_f64().unwrap() > 1.0);
-    assert!(v["consumers"][1]["throughput_retained"].is_number());
+    let c = &v["seeds"][0]["consumers"];
+    assert!(c[0]["p99_inflation"].as_f64().unwrap() > 1.0);
+    assert!(c[1]["throughput_retained"].is_number());
+    assert_eq!(v["worst"][0]["slo_met"], false);
 
     // Observe on the card, after a MemOps trace through it: the pool's
     // consumers are MemOps' destinations.

@@ -23,8 +23,8 @@ pub mod scenario;
 pub use pool::{Act, Arbitration, Block, ConsumerStats, Offers, Outcome, Pool, Snapshot};
 #[cfg(feature = "sim")]
 pub use run::{
-    configure, run_scenario, run_traffic, BlockSim, ConsumerReport, Figures, PoolFactory,
-    PoolPolicy, ScenarioOptions, ScenarioReport,
+    configure, run_scenario, run_traffic, BlockSim, ConsumerReport, EventReport, Figures,
+    PoolFactory, PoolPolicy, Reaction, ScenarioOptions, ScenarioReport, SeedReport, WorstCase,
 };
 pub use scenario::{parse, preset, Scenario};
 

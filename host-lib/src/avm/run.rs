@@ -174,7 +174,10 @@ impl Source {
 /// What one run measured for one consumer.
 #[derive(Clone, Debug, Default)]
 struct Measured {
+    /// Latencies of requests that arrived after the warm-up, sorted.
     latencies: Vec<u64>,
+    /// Every response: (cycle it came back, its latency), in order.
+    samples: Vec<(u64, u64)>,
     responses: u64,
     faults: u64,
     requests: u64,
@@ -183,6 +186,7 @@ struct Measured {
 struct RunResult {
     per: Vec<Measured>,
     actions: usize,
+    events: Vec<(u64, fw::Event)>,
     cycles_per_second: f64,
 }
 
@@ -287,10 +291,11 @@ fn drive(
     let mut next_window = s.window;
     let mut observing = false;
     let mut actions = 0;
+    let mut events = vec![];
     let t0 = std::time::Instant::now();
     for t in 0..cycles {
         for c in 0..n {
-            if active[c] {
+            if active[c] && t >= s.consumers[c].start {
                 src[c].generate(&s.consumers[c].traffic, t);
             }
         }
@@ -323,12 +328,15 @@ fn drive(
                 if gen >= s.warmup {
                     per[c].latencies.push(t - gen);
                 }
+                per[c].samples.push((t, t - gen));
             }
         }
         if let Some(snap) = pool.take_snapshot() {
             observing = false;
             if let Some(p) = policy.as_mut() {
-                for a in p.decide(&snap.observation()).iter() {
+                let d = p.decide(&snap.observation());
+                events.extend(d.events().map(|e| (t, e)));
+                for a in d.iter() {
                     // The policies act inside the limits the scenario
                     // gives them, so a refused action is a policy bug:
                     // skip it rather than stop the run.
@@ -346,6 +354,7 @@ fn drive(
     RunResult {
         per,
         actions,
+        events,
         cycles_per_second: cycles as f64 / secs,
     }
 }
@@ -356,6 +365,8 @@ pub struct ScenarioOptions {
     pub policy: PoolPolicy,
     /// Cycles per run (the scenario's unless given).
     pub cycles: Option<u64>,
+    /// Seeds to run, from the scenario's (at least 1).
+    pub seeds: u32,
 }
 
 /// Latency and throughput of one consumer in one run.
@@ -377,7 +388,7 @@ pub struct Figures {
     pub faults: u64,
 }
 
-/// One consumer's report.
+/// One consumer's report for one seed.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConsumerReport {
     /// Name.
@@ -386,7 +397,7 @@ pub struct ConsumerReport {
     pub role: &'static str,
     /// The SLO (victims).
     pub slo_p99: Option<u64>,
-    /// With everyone, under the policy.
+    /// With everyone, under the policy, after the warm-up.
     pub together: Figures,
     /// Alone (unmanaged).
     pub alone: Figures,
@@ -394,6 +405,82 @@ pub struct ConsumerReport {
     pub p99_inflation: Option<f64>,
     /// Aggressors: throughput together / alone.
     pub throughput_retained: Option<f64>,
+    /// Victims: p99 of the responses after the controller reacted (from
+    /// the window it recovered in; from the first miss if it never did;
+    /// the whole measurement if no victim ever missed).
+    pub p99_after_reaction: Option<u64>,
+    /// Victims: whether `p99_after_reaction` is within the SLO.
+    pub slo_met: Option<bool>,
+}
+
+/// How the controller reacted to contention, from exact per-window p99s
+/// (responses completed in each control window).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Reaction {
+    /// End of the first window in which a victim missed its SLO.
+    pub first_miss: Option<u64>,
+    /// End of the first later window from which every victim met it for
+    /// three windows in a row.
+    pub recovered: Option<u64>,
+    /// `recovered - first_miss`: the reaction time in cycles.
+    pub cycles: Option<u64>,
+}
+
+/// Something the policy reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct EventReport {
+    /// Device cycle of the decision that reported it.
+    pub cycle: u64,
+    /// The consumer.
+    pub consumer: String,
+    /// `infeasible` or `feasible`.
+    pub kind: &'static str,
+    /// Infeasible: the p99 the policy saw (histogram upper edge) and the
+    /// SLO.
+    pub p99: Option<u64>,
+    /// The SLO.
+    pub slo: Option<u64>,
+}
+
+/// One seed's run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedReport {
+    /// The traffic seed.
+    pub seed: u64,
+    /// Policy actions applied in the run with everyone.
+    pub actions: usize,
+    /// Simulated cycles per second of the run with everyone (wall time,
+    /// for information).
+    pub cycles_per_second: f64,
+    /// The controller's reaction.
+    pub reaction: Reaction,
+    /// What the policy reported.
+    pub events: Vec<EventReport>,
+    /// Per consumer.
+    pub consumers: Vec<ConsumerReport>,
+}
+
+/// One consumer's worst case over the seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorstCase {
+    /// Name.
+    pub name: String,
+    /// `victim` or `aggressor`.
+    pub role: &'static str,
+    /// The SLO (victims).
+    pub slo_p99: Option<u64>,
+    /// Highest p99 together.
+    pub p99: u64,
+    /// Highest p99 alone.
+    pub p99_alone: u64,
+    /// Victims: highest p99 after the reaction.
+    pub p99_after_reaction: Option<u64>,
+    /// Victims: met in every seed.
+    pub slo_met: Option<bool>,
+    /// Aggressors: least throughput retained.
+    pub throughput_retained: Option<f64>,
+    /// The seed of the worst p99 (victims: after the reaction).
+    pub seed: u64,
 }
 
 /// A scenario's report.
@@ -409,13 +496,15 @@ pub struct ScenarioReport {
     pub warmup: u64,
     /// Control-loop period.
     pub window: u64,
-    /// Policy actions applied in the run with everyone.
-    pub actions: usize,
-    /// Simulated cycles per second of the run with everyone (wall time,
-    /// for information).
-    pub cycles_per_second: f64,
-    /// Per consumer.
-    pub consumers: Vec<ConsumerReport>,
+    /// Every victim met its SLO in every seed.
+    pub all_met: bool,
+    /// The longest reaction over the seeds, cycles (`None` when no victim
+    /// ever missed, or one never recovered: see the seeds).
+    pub worst_reaction: Option<u64>,
+    /// Per consumer, the worst seed.
+    pub worst: Vec<WorstCase>,
+    /// Every seed.
+    pub seeds: Vec<SeedReport>,
 }
 
 fn figures(m: &Measured, cycles: u64, warmup: u64) -> Figures {
@@ -430,7 +519,193 @@ fn figures(m: &Measured, cycles: u64, warmup: u64) -> Figures {
     }
 }
 
-/// Run `s`: every consumer alone, unmanaged, then everyone under the policy.
+/// Responses a window needs before its p99 counts.
+const WINDOW_SAMPLES: usize = 5;
+/// Windows in a row every victim must meet its SLO in to count as
+/// recovered.
+const SETTLE: usize = 3;
+
+/// The first window a victim misses and the first later one in which all
+/// meet their SLOs, from the responses of each window.
+fn reaction(s: &Scenario, per: &[Measured], cycles: u64) -> Reaction {
+    let windows = cycles.div_ceil(s.window) as usize;
+    // Per window: None (no judgement), Some(true) all victims met.
+    let mut verdict: Vec<Option<bool>> = vec![None; windows];
+    for (c, k) in s.consumers.iter().enumerate() {
+        let Some(slo) = k.slo_p99 else { continue };
+        let mut by_window: Vec<Vec<u64>> = vec![vec![]; windows];
+        for &(t, lat) in &per[c].samples {
+            by_window[((t / s.window) as usize).min(windows - 1)].push(lat);
+        }
+        for (w, mut l) in by_window.into_iter().enumerate() {
+            if l.len() < WINDOW_SAMPLES {
+                continue;
+            }
+            l.sort_unstable();
+            let met = quantile(&l, 0.99) <= slo;
+            verdict[w] = Some(verdict[w].unwrap_or(true) && met);
+        }
+    }
+    let end = |w: usize| ((w as u64 + 1) * s.window).min(cycles);
+    let Some(miss) = verdict.iter().position(|v| *v == Some(false)) else {
+        return Reaction::default();
+    };
+    // Recovered: every victim meets its SLO in this window and the next
+    // SETTLE - 1 windows that judge one (a single calm window can be
+    // luck).
+    let judged: Vec<(usize, bool)> = verdict
+        .iter()
+        .enumerate()
+        .skip(miss + 1)
+        .filter_map(|(w, v)| v.map(|v| (w, v)))
+        .collect();
+    let ok = judged
+        .windows(SETTLE)
+        .find(|run| run.iter().all(|&(_, met)| met))
+        .map(|run| run[0].0);
+    Reaction {
+        first_miss: Some(end(miss)),
+        recovered: ok.map(end),
+        cycles: ok.map(|w| end(w) - end(miss)),
+    }
+}
+
+/// A victim's p99 over the responses from `from` on.
+fn p99_from(m: &Measured, from: u64) -> u64 {
+    let mut l: Vec<u64> = m
+        .samples
+        .iter()
+        .filter(|(t, _)| *t >= from)
+        .map(|&(_, lat)| lat)
+        .collect();
+    l.sort_unstable();
+    quantile(&l, 0.99)
+}
+
+fn run_seed(
+    f: &PoolFactory,
+    s: &Scenario,
+    policy: PoolPolicy,
+    cycles: u64,
+) -> Result<SeedReport, AvmError> {
+    let n = s.consumers.len();
+    let mut alone = vec![];
+    for c in 0..n {
+        let active: Vec<bool> = (0..n).map(|k| k == c).collect();
+        let r = run_once(f, s, &active, PoolPolicy::None, cycles)?;
+        alone.push(figures(&r.per[c], cycles, s.warmup));
+    }
+    let all = run_once(f, s, &vec![true; n], policy, cycles)?;
+    let reaction = reaction(s, &all.per, cycles);
+    // Where "after the reaction" starts: the start of the window it
+    // recovered in, or the first miss if it never did.
+    let after = match (&reaction.recovered, &reaction.first_miss) {
+        (Some(r), _) => r.saturating_sub(s.window),
+        (None, Some(m)) => m.saturating_sub(s.window),
+        (None, None) => 0,
+    }
+    .max(s.warmup);
+    let consumers = s
+        .consumers
+        .iter()
+        .enumerate()
+        .map(|(c, k)| {
+            let together = figures(&all.per[c], cycles, s.warmup);
+            let victim = k.slo_p99.is_some();
+            let p99_after = victim.then(|| p99_from(&all.per[c], after));
+            ConsumerReport {
+                name: k.name.clone(),
+                role: if victim { "victim" } else { "aggressor" },
+                slo_p99: k.slo_p99,
+                p99_inflation: victim.then(|| together.p99 as f64 / alone[c].p99.max(1) as f64),
+                throughput_retained: (!victim)
+                    .then(|| together.throughput / alone[c].throughput.max(f64::MIN_POSITIVE)),
+                p99_after_reaction: p99_after,
+                slo_met: k.slo_p99.zip(p99_after).map(|(slo, p)| p <= slo),
+                together,
+                alone: alone[c].clone(),
+            }
+        })
+        .collect();
+    let events = all
+        .events
+        .iter()
+        .map(|&(cycle, e)| {
+            let (c, kind, p99, slo) = match e {
+                fw::Event::Infeasible { consumer, p99, slo } => {
+                    (consumer, "infeasible", Some(p99), Some(slo))
+                }
+                fw::Event::Feasible { consumer } => (consumer, "feasible", None, None),
+            };
+            EventReport {
+                cycle,
+                consumer: s
+                    .consumers
+                    .get(c)
+                    .map_or_else(|| c.to_string(), |k| k.name.clone()),
+                kind,
+                p99,
+                slo,
+            }
+        })
+        .collect();
+    Ok(SeedReport {
+        seed: s.seed,
+        actions: all.actions,
+        cycles_per_second: all.cycles_per_second,
+        reaction,
+        events,
+        consumers,
+    })
+}
+
+/// The worst seed for each consumer.
+fn worst_cases(s: &Scenario, seeds: &[SeedReport]) -> Vec<WorstCase> {
+    s.consumers
+        .iter()
+        .enumerate()
+        .map(|(c, k)| {
+            let key = |r: &SeedReport| {
+                let x = &r.consumers[c];
+                x.p99_after_reaction.unwrap_or(x.together.p99)
+            };
+            let worst = seeds
+                .iter()
+                .max_by_key(|r| key(r))
+                .expect("at least one seed");
+            WorstCase {
+                name: k.name.clone(),
+                role: worst.consumers[c].role,
+                slo_p99: k.slo_p99,
+                p99: seeds
+                    .iter()
+                    .map(|r| r.consumers[c].together.p99)
+                    .max()
+                    .unwrap_or(0),
+                p99_alone: seeds
+                    .iter()
+                    .map(|r| r.consumers[c].alone.p99)
+                    .max()
+                    .unwrap_or(0),
+                p99_after_reaction: seeds
+                    .iter()
+                    .filter_map(|r| r.consumers[c].p99_after_reaction)
+                    .max(),
+                slo_met: k
+                    .slo_p99
+                    .map(|_| seeds.iter().all(|r| r.consumers[c].slo_met == Some(true))),
+                throughput_retained: seeds
+                    .iter()
+                    .filter_map(|r| r.consumers[c].throughput_retained)
+                    .reduce(f64::min),
+                seed: worst.seed,
+            }
+        })
+        .collect()
+}
+
+/// Run `s` for each seed: every consumer alone, unmanaged, then everyone
+/// under the policy.
 pub fn run_scenario(
     f: &PoolFactory,
     s: &Scenario,
@@ -443,41 +718,39 @@ pub fn run_scenario(
             s.warmup
         )));
     }
-    let n = s.consumers.len();
-    let mut alone = vec![];
-    for c in 0..n {
-        let active: Vec<bool> = (0..n).map(|k| k == c).collect();
-        let r = run_once(f, s, &active, PoolPolicy::None, cycles)?;
-        alone.push(figures(&r.per[c], cycles, s.warmup));
+    if o.seeds == 0 || o.seeds > 1000 {
+        return Err(AvmError::Config(format!(
+            "--seeds {} must be 1..=1000",
+            o.seeds
+        )));
     }
-    let all = run_once(f, s, &vec![true; n], o.policy, cycles)?;
-    let consumers = s
-        .consumers
+    let mut seeds = vec![];
+    for i in 0..o.seeds {
+        let mut si = s.clone();
+        si.seed = s.seed.wrapping_add(u64::from(i));
+        seeds.push(run_seed(f, &si, o.policy, cycles)?);
+    }
+    let all_met = seeds
         .iter()
-        .enumerate()
-        .map(|(c, k)| {
-            let together = figures(&all.per[c], cycles, s.warmup);
-            let victim = k.slo_p99.is_some();
-            ConsumerReport {
-                name: k.name.clone(),
-                role: if victim { "victim" } else { "aggressor" },
-                slo_p99: k.slo_p99,
-                p99_inflation: victim.then(|| together.p99 as f64 / alone[c].p99.max(1) as f64),
-                throughput_retained: (!victim)
-                    .then(|| together.throughput / alone[c].throughput.max(f64::MIN_POSITIVE)),
-                together,
-                alone: alone[c].clone(),
-            }
-        })
-        .collect();
+        .flat_map(|r| &r.consumers)
+        .all(|c| c.slo_met != Some(false));
+    let worst_reaction = if seeds
+        .iter()
+        .all(|r| r.reaction.first_miss.is_none() || r.reaction.cycles.is_some())
+    {
+        seeds.iter().filter_map(|r| r.reaction.cycles).max()
+    } else {
+        None
+    };
     Ok(ScenarioReport {
         simulator: f.simulator().into(),
         policy: o.policy,
         cycles,
         warmup: s.warmup,
         window: s.window,
-        actions: all.actions,
-        cycles_per_second: all.cycles_per_second,
-        consumers,
+        all_met,
+        worst_reaction,
+        worst: worst_cases(s, &seeds),
+        seeds,
     })
 }

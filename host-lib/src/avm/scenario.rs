@@ -15,6 +15,7 @@
 //! reserve = 1
 //! pages = 2           # granted at the start, at most the quota
 //! slo_p99 = 8         # cycles; makes it a victim
+//! start = 0           # cycle its traffic starts
 //! [consumer.traffic]
 //! rate = 0.05         # requests per cycle, 0..=1
 //! burst = 1           # requests arriving together
@@ -81,6 +82,10 @@ pub struct Consumer {
     pub pages: u32,
     /// p99 latency objective in cycles: the consumer is a victim.
     pub slo_p99: Option<u64>,
+    /// Cycle its traffic starts (0: from the start). Aggressors that start
+    /// after the victims have settled make contention begin mid-run.
+    #[serde(default)]
+    pub start: u64,
     /// Traffic.
     pub traffic: Traffic,
 }
@@ -109,65 +114,41 @@ fn window() -> u64 {
     1000
 }
 
-/// The `contention` preset: one light, latency-sensitive victim and three
-/// bursty aggressors that together keep the pool's port about 90% busy —
-/// NicOS's setting, where the interfering work runs on other accelerators
-/// sharing on-chip memory.
-pub const CONTENTION: &str = r#"
-cycles = 40000
-warmup = 8000
-window = 1000
-seed = 1
-
-[[consumer]]
-name = "victim"
-quota = 2
-reserve = 2
-pages = 2
-slo_p99 = 6
-[consumer.traffic]
-rate = 0.05
-write = 0.3
-
-[[consumer]]
-name = "dma"
-quota = 6
-reserve = 1
-pages = 4
-[consumer.traffic]
-rate = 0.28
-burst = 8
-write = 0.5
-pattern = "sequential"
-
-[[consumer]]
-name = "crypto"
-quota = 4
-reserve = 1
-pages = 3
-[consumer.traffic]
-rate = 0.28
-burst = 8
-write = 0.2
-
-[[consumer]]
-name = "lookup"
-quota = 4
-reserve = 1
-pages = 3
-[consumer.traffic]
-rate = 0.28
-burst = 8
-write = 0.0
-pattern = "hotspot"
-"#;
+/// The shipped scenarios (`examples/avm/`), by name: the presets.
+pub const PRESETS: [(&str, &str); 6] = [
+    (
+        "contention",
+        include_str!("../../../examples/avm/contention.toml"),
+    ),
+    (
+        "victims",
+        include_str!("../../../examples/avm/victims.toml"),
+    ),
+    (
+        "bursty-victim",
+        include_str!("../../../examples/avm/bursty-victim.toml"),
+    ),
+    (
+        "overload",
+        include_str!("../../../examples/avm/overload.toml"),
+    ),
+    (
+        "mid-run",
+        include_str!("../../../examples/avm/mid-run.toml"),
+    ),
+    (
+        "infeasible",
+        include_str!("../../../examples/avm/infeasible.toml"),
+    ),
+];
 
 /// A preset scenario by name.
 pub fn preset(name: &str) -> Result<Scenario, AvmError> {
-    match name {
-        "contention" => parse(CONTENTION),
-        other => Err(AvmError::Config(format!(
-            "unknown preset {other:?} (known: contention)"
+    match PRESETS.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => parse(text),
+        None => Err(AvmError::Config(format!(
+            "unknown preset {name:?} (known: {})",
+            PRESETS.map(|(n, _)| n).join(", ")
         ))),
     }
 }
@@ -233,6 +214,9 @@ impl Scenario {
             }
             if !(0.0..=1.0).contains(&t.write) {
                 return bad(f("traffic.write"), "must be 0..=1".into());
+            }
+            if c.start >= self.cycles {
+                return bad(f("start"), "must be below cycles".into());
             }
             if c.slo_p99 == Some(0) {
                 return bad(f("slo_p99"), "must be at least 1 cycle".into());

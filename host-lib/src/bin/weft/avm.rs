@@ -28,7 +28,8 @@ pub enum AvmCmd {
 
 #[derive(Args)]
 pub struct ScenarioArgs {
-    /// A built-in scenario.
+    /// A built-in scenario: one of `examples/avm/` by name (contention,
+    /// victims, bursty-victim, overload, mid-run, infeasible).
     #[arg(long, conflicts_with = "file")]
     preset: Option<String>,
     /// A scenario file (TOML; see `weft::avm::scenario`).
@@ -44,6 +45,10 @@ pub struct ScenarioArgs {
     /// Policy of the run with everyone: none (unmanaged), static, slo.
     #[arg(long, default_value = "slo")]
     policy: String,
+    /// Seeds to run, from the scenario's; the table shows each consumer's
+    /// worst seed.
+    #[arg(long, default_value_t = 1)]
+    seeds: u32,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -221,9 +226,10 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
     let f = factory(a.sim)?;
     let pb = spinner();
     pb.set_message(format!(
-        "{} consumers alone, then together under {}",
+        "{} consumers alone, then together under {}, {} seed(s)",
         s.consumers.len(),
-        a.policy
+        a.policy,
+        a.seeds
     ));
     let rep = avm::run_scenario(
         &f,
@@ -231,6 +237,7 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
         &avm::ScenarioOptions {
             policy,
             cycles: a.cycles,
+            seeds: a.seeds,
         },
     );
     pb.finish_and_clear();
@@ -239,34 +246,79 @@ fn scenario(a: ScenarioArgs) -> Result<()> {
         return print_json(&rep);
     }
     println!(
-        "standalone pool block: {} cycles per run ({} warm-up), policy {}, {} actions, on {} ({:.0} cycles/s)",
-        rep.cycles, rep.warmup, a.policy, rep.actions, rep.simulator, rep.cycles_per_second
+        "standalone pool block on {}: {} cycles per run ({} warm-up, window {}), policy {}, seeds {}..={}",
+        rep.simulator,
+        rep.cycles,
+        rep.warmup,
+        rep.window,
+        a.policy,
+        s.seed,
+        s.seed + u64::from(a.seeds) - 1
     );
+    println!("worst seed per consumer (latencies in cycles, throughput in responses per cycle):");
     println!(
-        "{:<10} {:<9} {:>8} {:>5} {:>5} {:>6} {:>7} {:>7} {:>7}",
-        "consumer", "role", "requests", "p50", "p99", "p99.9", "tput", "alone", "ratio"
+        "{:<10} {:<9} {:>4} {:>5} {:>5} {:>6} {:>6} {:>5} {:>4} {:>7} {:>7} {:>5}",
+        "consumer",
+        "role",
+        "slo",
+        "p50",
+        "p99",
+        "p99.9",
+        "after",
+        "alone",
+        "met",
+        "tput",
+        "kept",
+        "seed"
     );
-    for c in &rep.consumers {
-        let (alone, ratio) = match (c.p99_inflation, c.throughput_retained) {
-            (Some(i), _) => (format!("p99 {}", c.alone.p99), format!("{i:.2}x")),
-            (_, Some(r)) => (
-                format!("{:.3}", c.alone.throughput),
-                format!("{:.0}%", r * 100.0),
-            ),
-            _ => (String::new(), String::new()),
-        };
+    for w in &rep.worst {
+        let c = rep
+            .seeds
+            .iter()
+            .find(|r| r.seed == w.seed)
+            .and_then(|r| r.consumers.iter().find(|c| c.name == w.name))
+            .expect("the worst seed is one of the seeds");
+        let opt = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
         println!(
-            "{:<10} {:<9} {:>8} {:>5} {:>5} {:>6} {:>7.3} {:>7} {:>7}",
-            c.name,
-            c.role,
-            c.together.requests,
+            "{:<10} {:<9} {:>4} {:>5} {:>5} {:>6} {:>6} {:>5} {:>4} {:>7.3} {:>7} {:>5}",
+            w.name,
+            w.role,
+            opt(w.slo_p99),
             c.together.p50,
-            c.together.p99,
+            w.p99,
             c.together.p999,
+            opt(w.p99_after_reaction),
+            w.p99_alone,
+            w.slo_met.map_or("", |m| if m { "yes" } else { "NO" }),
             c.together.throughput,
-            alone,
-            ratio
+            w.throughput_retained
+                .map_or("-".into(), |r| format!("{:.0}%", r * 100.0)),
+            w.seed
         );
     }
+    for r in &rep.seeds {
+        let re = &r.reaction;
+        let reaction = match (re.first_miss, re.recovered, re.cycles) {
+            (None, _, _) => "no victim missed its SLO".to_string(),
+            (Some(m), Some(ok), Some(c)) => {
+                format!("first miss in the window ending {m}, every victim met from the window ending {ok}: reacted in {c} cycles")
+            }
+            (Some(m), _, _) => format!("first miss in the window ending {m}, never recovered"),
+        };
+        println!("seed {}: {} actions; {reaction}", r.seed, r.actions);
+        for e in &r.events {
+            match (e.p99, e.slo) {
+                (Some(p), Some(slo)) => println!(
+                    "  cycle {}: {} {} (p99 {p} against an SLO of {slo}): the policy holds",
+                    e.cycle, e.consumer, e.kind
+                ),
+                _ => println!("  cycle {}: {} {}", e.cycle, e.consumer, e.kind),
+            }
+        }
+    }
+    println!(
+        "every victim met its SLO after the reaction in every seed: {}",
+        if rep.all_met { "yes" } else { "no" }
+    );
     Ok(())
 }
