@@ -22,6 +22,7 @@
 //! time passes.
 
 use super::pack::{Packer, Placement};
+use super::recovery::{DelayWindow, Recovery};
 use super::{JobOptions, KvError, Result, Stats};
 use crate::card::{addr, Card};
 use std::collections::{BTreeMap, HashMap};
@@ -56,10 +57,12 @@ pub struct JobOutput {
 struct Unacked {
     /// The whole frame (the worker's addresses and the packet).
     frame: Vec<u8>,
-    /// Retransmit when the clock reaches this cycle.
-    deadline: u64,
     /// Transmissions so far.
     tries: u32,
+    /// When it was last transmitted.
+    sent_at: u64,
+    /// When it was transmitted before that.
+    prev_sent: Option<u64>,
 }
 
 /// One worker's sending side.
@@ -69,6 +72,29 @@ struct Sender {
     packer: Packer,
     next_seq: u32,
     unacked: BTreeMap<u32, Unacked>,
+    recovery: Recovery,
+    /// How many packets it keeps in flight.
+    cwnd: DelayWindow,
+    /// The retransmission timer: when it fires, while packets are
+    /// outstanding.
+    timer: Option<u64>,
+}
+
+/// Full frames per sender of queue each sender's delay window allows above
+/// its smallest round trip ([`DelayWindow`]): measured on the main
+/// command's stream, 8 keeps the lossless rate of a full sequence window
+/// while round trips, and so loss recovery, stay short.
+const HEADROOM_FRAMES: u64 = 8;
+
+/// Whether `s` could send a new packet now: a packet's worth of tuples
+/// (or the rest, once input is closed) and room in its window. A sender
+/// that cannot will not elicit the acks RACK needs to find its losses.
+fn can_send(s: &Sender, finishing: bool, max_tuples: usize, window: u32) -> bool {
+    let pending = s.packer.pending();
+    pending > 0
+        && (pending >= max_tuples || finishing)
+        && s.next_seq.wrapping_sub(s.base()) < window
+        && (s.unacked.len() as u32) < s.cwnd.packets()
 }
 
 impl Sender {
@@ -84,7 +110,6 @@ pub struct Daemon {
     cfg: Config,
     window: u32,
     max_tuples: usize,
-    rto: u64,
     senders: Vec<Sender>,
     net: Network,
     card_port: usize,
@@ -223,6 +248,12 @@ impl Daemon {
                 packer: Packer::new(placement.clone()),
                 next_seq: 0,
                 unacked: BTreeMap::new(),
+                recovery: Recovery::new(2 * opts.quantum, rto),
+                cwnd: DelayWindow::new(
+                    window,
+                    HEADROOM_FRAMES * opts.workers as u64 * beats_per_frame,
+                ),
+                timer: None,
             })
             .collect();
         let net = Network::new(opts.net, opts.seed)?;
@@ -245,7 +276,6 @@ impl Daemon {
             cfg,
             window,
             max_tuples,
-            rto,
             senders,
             net,
             finishing: false,
@@ -274,6 +304,18 @@ impl Daemon {
         Ok(())
     }
 
+    /// Whether the daemon should take more input before it lets device
+    /// time pass: some sender lacks a full packet, none holds a whole
+    /// window's worth of tuples, and input is still open. A front that
+    /// takes input exactly when this says so makes a job's course in
+    /// device time depend on its input and seed alone, not on how fast the
+    /// producer happens to run.
+    pub fn wants_input(&self) -> bool {
+        let bound = self.window as usize * self.max_tuples;
+        let pending = || self.senders.iter().map(|s| s.packer.pending());
+        !self.finishing && pending().any(|p| p < self.max_tuples) && pending().all(|p| p < bound)
+    }
+
     /// No more tuples will come: from now on partly filled packets are sent
     /// too, instead of waiting to fill up.
     pub fn close_input(&mut self) {
@@ -290,8 +332,13 @@ impl Daemon {
     /// window allows.
     fn transmit(&mut self, now: u64) -> Result<()> {
         for (id, s) in self.senders.iter_mut().enumerate() {
+            let fired = s.timer.is_some_and(|t| t <= now);
+            let base = s.unacked.keys().next().copied();
             for (&seq, u) in s.unacked.iter_mut() {
-                if u.deadline > now {
+                let lost = s.recovery.lost(u.sent_at, now);
+                // The timer resends the oldest packet; RACK any it deems lost.
+                let timeout = fired && Some(seq) == base;
+                if !timeout && !lost {
                     continue;
                 }
                 if u.tries >= self.opts.max_tries {
@@ -301,17 +348,30 @@ impl Daemon {
                         tries: u.tries,
                     });
                 }
+                if lost {
+                    self.stats.fast_retransmissions += 1;
+                } else {
+                    self.stats.timeouts += 1;
+                }
                 u.tries += 1;
-                u.deadline = now + self.rto;
+                u.prev_sent = Some(u.sent_at);
+                u.sent_at = now;
                 self.stats.retransmissions += 1;
                 self.stats.transmissions += 1;
                 self.net.send(now, id, self.card_port, u.frame.clone());
+            }
+            if fired {
+                s.recovery.on_timeout();
+                let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
+                s.timer = Some(now + s.recovery.timer(tail));
             }
         }
         for id in 0..self.senders.len() {
             while self.ready(&self.senders[id]) {
                 let s = &mut self.senders[id];
-                if s.next_seq.wrapping_sub(s.base()) >= self.window {
+                if s.next_seq.wrapping_sub(s.base()) >= self.window
+                    || s.unacked.len() as u32 >= s.cwnd.packets()
+                {
                     break;
                 }
                 let (tuples, misplaced) = s.packer.take(self.max_tuples);
@@ -325,10 +385,13 @@ impl Daemon {
                     seq,
                     Unacked {
                         frame: frame.clone(),
-                        deadline: now + self.rto,
                         tries: 1,
+                        sent_at: now,
+                        prev_sent: None,
                     },
                 );
+                let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
+                s.timer.get_or_insert(now + s.recovery.timer(tail));
                 self.stats.packets += 1;
                 self.stats.transmissions += 1;
                 self.stats.misplaced += misplaced as u64;
@@ -338,8 +401,9 @@ impl Daemon {
         Ok(())
     }
 
-    /// An ack frame reached worker `id`: it retires the packet it names.
-    fn ack(&mut self, id: usize, frame: &[u8]) {
+    /// An ack frame reached worker `id` at `now`: it retires the packet it
+    /// names, and its round trip feeds the sender's recovery.
+    fn ack(&mut self, id: usize, frame: &[u8], now: u64) {
         let Some(p) = parse_built(frame).filter(|p| p.src == self.card_ep) else {
             return;
         };
@@ -357,7 +421,17 @@ impl Daemon {
         // (a duplicate's, or a retransmission's) finds nothing.
         if sender == id {
             if let Some(s) = self.senders.get_mut(id) {
-                s.unacked.remove(&seq);
+                if let Some(u) = s.unacked.remove(&seq) {
+                    let clean = s.recovery.on_ack(now, u.sent_at, u.prev_sent, u.tries);
+                    if let (Some(rtt), Some(min), Some(srtt)) =
+                        (clean, s.recovery.min_rtt(), s.recovery.srtt())
+                    {
+                        s.cwnd.on_sample(now, rtt, min, srtt);
+                    }
+                    // Progress restarts the timer (RFC 6298 §5.3).
+                    let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
+                    s.timer = (!s.unacked.is_empty()).then(|| now + s.recovery.timer(tail));
+                }
             }
         }
     }
@@ -432,7 +506,7 @@ impl Daemon {
                 self.stats.beats += d.payload.len().div_ceil(64) as u64;
                 frames.send(Port::Wire, &d.payload).map_err(regs_err)?;
             } else {
-                self.ack(d.dst, &d.payload);
+                self.ack(d.dst, &d.payload, now);
             }
         }
         self.transmit(now)?;
@@ -447,7 +521,12 @@ impl Daemon {
         let next_event = self
             .senders
             .iter()
-            .flat_map(|s| s.unacked.values().map(|u| u.deadline))
+            .flat_map(|s| {
+                s.unacked
+                    .values()
+                    .filter_map(|u| s.recovery.lost_at(u.sent_at))
+                    .chain(s.timer)
+            })
             .chain(self.net.next_due())
             .min();
         let q = self.opts.quantum;
@@ -506,6 +585,12 @@ impl Daemon {
         st.net_lost = net.lost;
         st.net_duplicated = net.duplicated;
         st.net_reordered = net.reordered;
+        let srtts: Vec<u64> = self
+            .senders
+            .iter()
+            .filter_map(|s| s.recovery.srtt())
+            .collect();
+        st.srtt = srtts.iter().sum::<u64>() / (srtts.len() as u64).max(1);
         st.finish_ratios();
         Ok(JobOutput {
             sums: self.sums,

@@ -3,10 +3,13 @@
 //! [`KvJob::open`] moves the card and a [`Daemon`] onto a blocking thread
 //! (`tokio::task::spawn_blocking`: the simulation is CPU-bound and must not
 //! hold up the async runtime). Tuples reach the daemon through a bounded
-//! channel, so producers that outrun the simulation wait on `push`.
-//! Between messages the daemon keeps the card busy; when it has nothing
-//! left to do it blocks on the channel, and no simulated time passes while
-//! it waits.
+//! channel, so producers that outrun the simulation wait on `push`. The
+//! daemon takes a message whenever it wants input
+//! ([`Daemon::wants_input`]: a sender lacks a full packet) or has nothing
+//! else to do, and otherwise keeps the card busy; no simulated time passes
+//! while it waits. So one producer pushing in a fixed order gets the same
+//! job, cycle for cycle, however fast it runs; producers in several tasks
+//! interleave as the runtime schedules them.
 
 use super::daemon::{Daemon, JobOutput, Poll};
 use super::{JobOptions, KvError, Result, Stats};
@@ -160,26 +163,18 @@ fn serve(
             Msg::Finish => Ok(true),
         }
     };
+    // Input is taken exactly when the daemon asks for it, one message at a
+    // time, never opportunistically: what the card sees then depends on the
+    // messages' order, not on how fast they arrive.
     loop {
-        let mut finish = false;
-        loop {
-            match rx.try_recv() {
-                Ok(m) => finish |= take(&mut d, m)?,
-                Err(mpsc::error::TryRecvError::Empty) => break,
-                // Every sender dropped without `finish`: abandon the job.
-                Err(mpsc::error::TryRecvError::Disconnected) => return Err(KvError::Closed),
-            }
-        }
-        if finish {
-            return d.finish(card);
-        }
-        if d.step(card)? == Poll::Idle {
+        if d.wants_input() || d.step(card)? == Poll::Idle {
             match rx.blocking_recv() {
                 Some(m) => {
                     if take(&mut d, m)? {
                         return d.finish(card);
                     }
                 }
+                // Every sender dropped without `finish`: abandon the job.
                 None => return Err(KvError::Closed),
             }
         }

@@ -39,6 +39,7 @@ pub mod gen;
 pub mod input;
 pub mod job;
 pub mod pack;
+pub mod recovery;
 
 pub use daemon::{run, Daemon, JobOutput, Poll};
 pub use job::{Finished, KvJob, Worker};
@@ -160,8 +161,10 @@ pub struct JobOptions {
     pub net: NetConfig,
     /// Seed of the network's random choices.
     pub seed: u64,
-    /// Retransmission timeout in cycles; `None` derives a safe one from the
-    /// network delay, the workers and the window (see `Daemon::open`).
+    /// Ceiling of the retransmission timer in cycles; `None` derives a safe
+    /// one from the network delay, the workers and the window (see
+    /// `Daemon::open`). The timer adapts below it to the measured round
+    /// trip ([`recovery`]).
     pub rto: Option<u64>,
     /// Cycles the card advances per step while it is busy (a smaller
     /// quantum returns acks sooner; a larger one simulates faster).
@@ -240,10 +243,21 @@ pub struct Stats {
     pub packets: u64,
     /// Packets handed to the network, retransmissions included.
     pub transmissions: u64,
-    /// Retransmissions on timeout.
+    /// Retransmissions, for any reason: `timeouts + fast_retransmissions`.
     pub retransmissions: u64,
-    /// Retransmission timeout used, in cycles.
+    /// Retransmissions because a packet's timer fired.
+    pub timeouts: u64,
+    /// Retransmissions because a later packet was acknowledged and the
+    /// missing one had a round trip and the reordering window to arrive
+    /// (RACK, [`recovery`]).
+    pub fast_retransmissions: u64,
+    /// The retransmission timer's ceiling, in cycles: the conservative
+    /// bound that covers the slowest possible acknowledgement (the timer
+    /// itself adapts below it, [`recovery`]).
     pub rto: u64,
+    /// The senders' smoothed round-trip time at the end, in cycles (the
+    /// mean over senders with a sample; 0 without).
+    pub srtt: u64,
     /// Tuples placed outside their key's home lane (see [`pack`]).
     pub misplaced: u64,
     /// Acknowledgements received.

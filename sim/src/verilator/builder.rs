@@ -357,9 +357,8 @@ const RT_OPT: &str = "-Os";
 
 /// Verilator's flags. `--x-initial 0` starts every variable without a
 /// reset value at zero, as the FPGA's configuration does for flops and
-/// block RAM without an INIT and as rust-hdl's simulator does; `fast` left
-/// them as whatever the heap held, so two runs of the same job could
-/// differ.
+/// block RAM without an INIT and as rust-hdl's simulator does; `fast`
+/// leaves them as whatever the heap held, which neither does.
 fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
     let mut f: Vec<String> = [
         "--cc",
