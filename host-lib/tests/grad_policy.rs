@@ -55,7 +55,8 @@ iterations = 3
 arrival = 900
 "#;
 
-/// Three jobs of one intensity (64 B/cycle each), as contended.
+/// Three communication-bound jobs of like intensity (256, 256 and 240
+/// B/cycle) streaming at once: contended as above, nobody to prefer.
 const ALIKE: &str = r#"
 window = 128
 jitter = 0.3
@@ -64,20 +65,20 @@ timeout = 20000
 name = "a"
 workers = 4
 values = 24000
-compute = 6000
+compute = 1500
 iterations = 3
 [[job]]
 name = "b"
 workers = 3
 values = 16000
-compute = 3000
+compute = 750
 iterations = 3
 arrival = 400
 [[job]]
 name = "c"
 workers = 5
 values = 12000
-compute = 3750
+compute = 1000
 iterations = 3
 arrival = 900
 "#;
