@@ -15,9 +15,9 @@
 //!
 //! Priorities come from weft-fw's policy and are written to the engine's
 //! `PRIO_LO`/`PRIO_HI` registers through its register port: once for
-//! `fifo` (all equal: no preemption) and `static`, and for `dsa` whenever a
-//! job arrives or leaves and every control window, ranked by communication
-//! intensity from the jobs' observed rates (bytes sent per compute cycle
+//! `fifo` (all equal: no preemption) and `static`, and for `dsa` and `rank`
+//! whenever a job arrives or leaves and every control window, grouped or
+//! ranked by communication intensity from the jobs' observed rates (bytes sent per compute cycle
 //! over their completed iterations), or their declared profile before they
 //! have completed one.
 //!
