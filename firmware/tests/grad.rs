@@ -1,6 +1,9 @@
 //! The job-priority policies' contract: priorities always fit the register,
 //! the same input always gives the same priorities, Fifo never lets a job
-//! preempt another, and DSA orders jobs by communication intensity.
+//! preempt another, Rank orders jobs by communication intensity, and DSA
+//! groups them: a level up exactly where an intensity exceeds the next lower
+//! one by more than the factor `DSA_GAP`, from 0, so jobs of like intensity
+//! get fifo's priorities.
 
 use core::cmp::Ordering;
 use proptest::prelude::*;
@@ -35,6 +38,7 @@ fn policy() -> impl Strategy<Value = Policy> {
     prop_oneof![
         Just(Policy::Fifo),
         Just(Policy::Dsa),
+        Just(Policy::Rank),
         prop::array::uniform16(any::<u8>()).prop_map(Policy::Static),
     ]
 }
@@ -68,8 +72,8 @@ proptest! {
     }
 
     #[test]
-    fn dsa_orders_active_jobs_by_intensity(j in jobs(), o in observed()) {
-        let p = Policy::Dsa.priorities(&j, o.as_ref());
+    fn rank_orders_active_jobs_by_intensity(j in jobs(), o in observed()) {
+        let p = Policy::Rank.priorities(&j, o.as_ref());
         let int = |k: usize| Intensity::of(&j[k], o.as_ref().map(|o| &o[k]));
         let active: Vec<usize> = (0..JOBS).filter(|&k| j[k].active).collect();
         for &a in &active {
@@ -87,6 +91,76 @@ proptest! {
         }
         for k in (0..JOBS).filter(|&k| !j[k].active) {
             prop_assert_eq!(p.get(k), 0);
+        }
+    }
+
+    #[test]
+    fn dsa_steps_a_level_exactly_at_each_gap(j in jobs(), o in observed()) {
+        let p = Policy::Dsa.priorities(&j, o.as_ref());
+        let int = |k: usize| Intensity::of(&j[k], o.as_ref().map(|o| &o[k]));
+        let mut active: Vec<usize> = (0..JOBS).filter(|&k| j[k].active).collect();
+        active.sort_by(|&a, &b| int(a).cmp_exact(&int(b)));
+        for k in (0..JOBS).filter(|&k| !j[k].active) {
+            prop_assert_eq!(p.get(k), 0);
+        }
+        if let Some(&least) = active.first() {
+            prop_assert_eq!(p.get(least), 0, "the least intensive group is at fifo's level");
+        }
+        for w in active.windows(2) {
+            let (lo, hi) = (w[0], w[1]);
+            let step = int(hi).exceeds(&int(lo), DSA_GAP.0, DSA_GAP.1);
+            prop_assert_eq!(p.get(hi), p.get(lo) + u8::from(step), "{} then {}: {:?}", lo, hi, p);
+        }
+        // Order by intensity is never inverted.
+        for &a in &active {
+            for &b in &active {
+                if int(a).cmp_exact(&int(b)) == Ordering::Greater {
+                    prop_assert!(p.get(a) >= p.get(b));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dsa_ties_fifo_when_intensities_are_close(
+        active in prop::array::uniform16(any::<bool>()),
+        base in 1u64..1 << 30,
+        compute in 1u64..1 << 30,
+        spread in prop::array::uniform16(0u64..1000),
+    ) {
+        // Every intensity within [base, 2 base) per cycle of `compute`: no
+        // two are more than a factor 2 apart, so no job may preempt another.
+        let mut j = [JobProfile::default(); JOBS];
+        for k in 0..JOBS {
+            j[k] = JobProfile {
+                active: active[k],
+                bytes_per_iter: base + base * spread[k] / 1000,
+                compute_per_iter: compute,
+            };
+        }
+        prop_assert_eq!(Policy::Dsa.priorities(&j, None), fifo());
+    }
+
+    #[test]
+    fn exceeds_agrees_with_the_exact_order(a in obs(), b in obs()) {
+        let i = |o: JobObs| Intensity { bytes: o.bytes, compute: o.compute };
+        let (a, b) = (i(a), i(b));
+        // By a factor 1 it is "more intensive"; by a factor above 1 it
+        // implies it; never both ways.
+        prop_assert_eq!(a.exceeds(&b, 1, 1), a.cmp_exact(&b) == Ordering::Greater);
+        if a.exceeds(&b, 2, 1) {
+            prop_assert!(a.cmp_exact(&b) == Ordering::Greater);
+            prop_assert!(!b.exceeds(&a, 2, 1));
+        }
+        if a.bytes > 0 && a.compute > 0 && b.bytes > 0 && b.compute > 0 {
+            let (x, y) = (a.bytes as f64 / a.compute as f64, b.bytes as f64 / b.compute as f64);
+            // Away from the boundary, the float ratio agrees.
+            if x > 2.001 * y {
+                prop_assert!(a.exceeds(&b, 2, 1));
+            }
+            if x < 1.999 * y {
+                prop_assert!(!a.exceeds(&b, 2, 1));
+            }
         }
     }
 
@@ -109,15 +183,67 @@ fn job(bytes: u64, compute: u64) -> JobProfile {
     }
 }
 
+/// The declared intensities of the shipped workload
+/// (`examples/grad/jobs.toml`): lstm alone on top, the three jobs of 36 to
+/// 80 B/cycle together (within a factor 2 of each other, step by step), the
+/// two compute-bound ones at 0.
 #[test]
-fn dsa_ranks_a_known_mix() {
+fn dsa_groups_the_shipped_mix() {
+    let mut j = [JobProfile::default(); JOBS];
+    // (values x 4 x workers, compute)
+    j[0] = job(25600 * 16, 2000); // lstm 204.8
+    j[1] = job(40000 * 16, 8000); // vgg 80.0
+    j[2] = job(20000 * 32, 15000); // bert 42.7
+    j[3] = job(30000 * 24, 20000); // gpt 36.0
+    j[4] = job(19200 * 16, 60000); // resnet 5.1
+    j[5] = job(15000 * 16, 90000); // inception 2.7
+    let p = Policy::Dsa.priorities(&j, None);
+    assert_eq!(&p.0[..7], &[2, 1, 1, 1, 0, 0, 0]);
+    // gpt not arrived yet: the rest keep their levels.
+    j[3].active = false;
+    let p = Policy::Dsa.priorities(&j, None);
+    assert_eq!(&p.0[..6], &[2, 1, 1, 0, 0, 0]);
+    // Alone, a job is at 0, as under fifo.
+    let mut one = [JobProfile::default(); JOBS];
+    one[9] = j[0];
+    assert_eq!(Policy::Dsa.priorities(&one, None), fifo());
+    // Observed rates override the declaration: resnet turns out as
+    // communication-bound as vgg.
+    let mut o = [JobObs::default(); JOBS];
+    o[4] = JobObs {
+        bytes: 80,
+        compute: 1,
+    };
+    let p = Policy::Dsa.priorities(&j, Some(&o));
+    assert_eq!(&p.0[..6], &[2, 1, 1, 0, 1, 0]);
+}
+
+#[test]
+fn sixteen_tripling_jobs_use_every_level() {
+    let mut j = [JobProfile::default(); JOBS];
+    for (k, p) in j.iter_mut().enumerate() {
+        *p = job(3u64.pow(k as u32), 100);
+    }
+    let p = Policy::Dsa.priorities(&j, None);
+    for (k, &x) in p.0.iter().enumerate() {
+        assert_eq!(x as usize, k, "job {k}");
+    }
+    // Exactly doubling is not more than a factor 2: one level.
+    for (k, p) in j.iter_mut().enumerate() {
+        *p = job(1u64 << k, 100);
+    }
+    assert_eq!(Policy::Dsa.priorities(&j, None), fifo());
+}
+
+#[test]
+fn rank_ranks_a_known_mix() {
     let mut j = [JobProfile::default(); JOBS];
     j[0] = job(100, 1000); // 0.1 B/cycle
     j[1] = job(400, 1000); // 0.4
     j[2] = job(200, 500); // 0.4, ties with job 1
     j[3] = job(1, 0); // pure communication: the most intensive
     j[4] = job(0, 50); // nothing to aggregate: the least
-    let p = Policy::Dsa.priorities(&j, None);
+    let p = Policy::Rank.priorities(&j, None);
     assert_eq!(
         &p.0[..6],
         &[
@@ -136,19 +262,19 @@ fn dsa_ranks_a_known_mix() {
         bytes: 10_000,
         compute: 1,
     };
-    let p = Policy::Dsa.priorities(&j, Some(&o));
+    let p = Policy::Rank.priorities(&j, Some(&o));
     assert_eq!(p.get(3), PRIO_MAX, "pure communication stays on top");
     assert_eq!(p.get(0), PRIO_MAX - 1);
     assert_eq!(p.get(1), PRIO_MAX - 2);
 }
 
 #[test]
-fn sixteen_distinct_jobs_use_every_level() {
+fn sixteen_distinct_jobs_use_every_rank() {
     let mut j = [JobProfile::default(); JOBS];
     for (k, p) in j.iter_mut().enumerate() {
         *p = job(k as u64 + 1, 100);
     }
-    let p = Policy::Dsa.priorities(&j, None);
+    let p = Policy::Rank.priorities(&j, None);
     for (k, &x) in p.0.iter().enumerate() {
         assert_eq!(x as usize, k, "job {k}");
     }

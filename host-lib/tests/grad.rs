@@ -352,6 +352,7 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
             PriorityPolicy::Fifo,
             PriorityPolicy::Static,
             PriorityPolicy::Dsa,
+            PriorityPolicy::Rank,
         ] {
             let r = run_on(&MODEL, &file, policy, loss);
             accounting(&file, &r);
@@ -370,7 +371,11 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
     assert!(r.by_host > 0 && r.counters.fallbacks > 0, "{r:?}");
     let r = run_on(&MODEL, &file, PriorityPolicy::Dsa, 0.0);
     assert!(r.counters.preempted > 0);
-    // The most intensive job ranks first, the least last.
+    // The most intensive job ranks first, the least last (256, 30 and 4.8
+    // B/cycle: a level apart each, from 0 up once all three run).
+    let p = |n: &str| r.jobs.iter().find(|j| j.name == n).unwrap().priority_max;
+    assert_eq!((p("chatty"), p("middle"), p("thinker")), (2, 1, 0));
+    let r = run_on(&MODEL, &file, PriorityPolicy::Rank, 0.0);
     let p = |n: &str| r.jobs.iter().find(|j| j.name == n).unwrap().priority_min;
     assert!(p("chatty") > p("middle") && p("middle") > p("thinker"));
     let r = run_on(&MODEL, &file, PriorityPolicy::Static, 0.0);
@@ -388,7 +393,12 @@ fn policies_coincide_where_they_must() {
     let d = run_on(&MODEL, &one, PriorityPolicy::Dsa, 0.0);
     assert_eq!(f.jobs[0].finish, d.jobs[0].finish);
     assert_eq!(f.counters.packets, d.counters.packets);
-    assert_eq!(d.jobs[0].priority_max, 15);
+    // Alone, a job gets fifo's priority under dsa (the previous dsa,
+    // rank, puts the most intensive at the top).
+    assert_eq!(d.jobs[0].priority_max, 0);
+    let r = run_on(&MODEL, &one, PriorityPolicy::Rank, 0.0);
+    assert_eq!(f.jobs[0].finish, r.jobs[0].finish);
+    assert_eq!(r.jobs[0].priority_max, 15);
     let mut plain = small();
     for j in &mut plain.jobs {
         j.priority = None;
@@ -602,14 +612,65 @@ fn cli_prints_json_and_refuses_bad_input() {
     ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let b = &v["bench"];
+    let w = v["workloads"].as_array().unwrap();
+    assert_eq!(w.len(), 1);
+    assert_eq!(v["policy"], "dsa");
+    let b = &w[0]["bench"];
     assert_eq!(b["runs"].as_array().unwrap().len(), 2);
     let (f, d) = (
         b["fifo"]["average_jct"].as_f64().unwrap(),
-        b["dsa"]["average_jct"].as_f64().unwrap(),
+        b["other"]["average_jct"].as_f64().unwrap(),
     );
-    assert!((b["jct_ratio"].as_f64().unwrap() - f / d).abs() < 1e-9);
+    let r = &b["ratio"];
+    assert!((r["ratio_of_means"].as_f64().unwrap() - f / d).abs() < 1e-9);
+    let per_seed: Vec<f64> = b["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["jct_ratio"].as_f64().unwrap())
+        .collect();
+    let mean = per_seed.iter().sum::<f64>() / 2.0;
+    assert!((r["mean_of_ratios"].as_f64().unwrap() - mean).abs() < 1e-9);
+    let worst = per_seed.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(r["worst"].as_f64().unwrap(), worst);
     assert_eq!(b["fifo"]["preemptions"].as_f64().unwrap(), 0.0);
+    // fifo against itself is refused; text output names every statistic.
+    let (ok, _, err) = weft(&[
+        "bench",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--device",
+        "sim:model",
+        "--seeds",
+        "1",
+        "--policy",
+        "fifo",
+    ]);
+    assert!(!ok && err.contains("--policy fifo"), "{err}");
+    let (ok, out, err) = weft(&[
+        "bench",
+        "grad",
+        "--jobs",
+        &jobs,
+        "--jobs",
+        &jobs,
+        "--device",
+        "sim:model",
+        "--seeds",
+        "1",
+    ]);
+    assert!(ok, "{err}");
+    for s in [
+        "mean of ratios",
+        "ratio of means",
+        "median",
+        "worst",
+        "(seed 1)",
+    ] {
+        assert!(out.contains(s), "{s}: {out}");
+    }
+    assert_eq!(out.matches("weft bench grad: ").count(), 2, "{out}");
 }
 
 proptest::proptest! {

@@ -1,9 +1,10 @@
-//! `weft bench grad`: the shipped multi-job workload under `fifo` and
-//! `dsa`, on fresh cards of the same device, for several seeds (the seed
-//! draws the workers' compute jitter, and under `fifo` the run's fate
-//! hangs on it: see `docs/grad-aggregation.md`): the average job
-//! completion time of each policy and their ratio, values summed per cycle,
-//! and where the chunks were completed.
+//! `weft bench grad`: a multi-job workload under `fifo` and another policy
+//! (`dsa` by default), on fresh cards of the same device, for several seeds
+//! (the seed draws the workers' compute jitter, and under `fifo` the run's
+//! fate hangs on it: see `docs/grad-aggregation.md`): the average job
+//! completion time of each policy, the distribution of their per-seed
+//! ratio (mean, median, worst seed), values summed per cycle, and where the
+//! chunks were completed.
 //!
 //! A benchmark, not a test: it prints figures and fails only when a run
 //! fails or a sum is not exact.
@@ -15,14 +16,42 @@ use super::GradError;
 use crate::card::Card;
 use serde::Serialize;
 
-/// The shipped workload (`examples/grad/jobs.toml`): six jobs of different
-/// communication intensity arriving over time on a card whose 256 slots
-/// are scarce.
+/// The shipped default workload (`examples/grad/jobs.toml`): six jobs of
+/// different communication intensity arriving over time on a card whose
+/// 256 slots are scarce, with stragglers.
 pub const WORKLOAD: &str = include_str!("../../../examples/grad/jobs.toml");
 
-/// The shipped workload, parsed for `chunk_values` values per chunk.
+/// Every shipped workload, by file name under `examples/grad/`: scarce
+/// slots with stragglers (`jobs.toml`), jobs of equal intensity
+/// (`equal.toml`: a policy should tie fifo) and many short jobs beside two
+/// long ones (`short-long.toml`).
+pub const WORKLOADS: [(&str, &str); 3] = [
+    ("jobs.toml", WORKLOAD),
+    (
+        "equal.toml",
+        include_str!("../../../examples/grad/equal.toml"),
+    ),
+    (
+        "short-long.toml",
+        include_str!("../../../examples/grad/short-long.toml"),
+    ),
+];
+
+/// The shipped default workload, parsed for `chunk_values` values per chunk.
 pub fn workload(chunk_values: usize) -> Result<JobsFile, GradError> {
     jobs::parse(WORKLOAD, chunk_values)
+}
+
+/// Every shipped workload, parsed: (file name, jobs).
+pub fn workloads(chunk_values: usize) -> Result<Vec<(&'static str, JobsFile)>, GradError> {
+    WORKLOADS
+        .iter()
+        .map(|(name, text)| {
+            jobs::parse(text, chunk_values)
+                .map(|f| (*name, f))
+                .map_err(|e| GradError::Jobs(format!("{name}: {e}")))
+        })
+        .collect()
 }
 
 /// Both policies with one seed.
@@ -30,12 +59,12 @@ pub fn workload(chunk_values: usize) -> Result<JobsFile, GradError> {
 pub struct SeedRuns {
     /// The seed.
     pub seed: u64,
-    /// `fifo.average_jct / dsa.average_jct`.
+    /// `fifo.average_jct / policy.average_jct` (above 1: the policy wins).
     pub jct_ratio: f64,
     /// The fifo run.
     pub fifo: RunReport,
-    /// The dsa run.
-    pub dsa: RunReport,
+    /// The run under the compared policy.
+    pub policy: RunReport,
 }
 
 /// One policy's figures, averaged over the seeds.
@@ -59,6 +88,75 @@ pub struct PolicyMeans {
     pub job_jct: Vec<f64>,
 }
 
+/// The distribution of the per-seed ratio `fifo average JCT / policy
+/// average JCT` (above 1: the policy's jobs complete sooner).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RatioStats {
+    /// Seeds.
+    pub seeds: usize,
+    /// The mean of the per-seed ratios.
+    pub mean_of_ratios: f64,
+    /// The ratio of the two policies' mean average JCTs.
+    pub ratio_of_means: f64,
+    /// The median per-seed ratio.
+    pub median: f64,
+    /// The smallest per-seed ratio (the policy's worst seed against fifo).
+    pub worst: f64,
+    /// The seed of [`RatioStats::worst`] (the first, on a tie).
+    pub worst_seed: u64,
+    /// The largest per-seed ratio.
+    pub best: f64,
+    /// The seed of [`RatioStats::best`] (the first, on a tie).
+    pub best_seed: u64,
+    /// Seeds where the policy's average JCT is more than 2% above fifo's
+    /// (ratio below 1 / 1.02).
+    pub seeds_lost_beyond_2pct: usize,
+}
+
+impl RatioStats {
+    /// The statistics of `(seed, fifo average JCT, policy average JCT)`;
+    /// `None` for no seeds.
+    pub fn of(runs: &[(u64, f64, f64)]) -> Option<Self> {
+        if runs.is_empty() {
+            return None;
+        }
+        let ratio = |f: f64, p: f64| f / p.max(1.0);
+        let n = runs.len();
+        let rs: Vec<(f64, u64)> = runs.iter().map(|&(s, f, p)| (ratio(f, p), s)).collect();
+        let mean_of_ratios = rs.iter().map(|r| r.0).sum::<f64>() / n as f64;
+        let fifo = runs.iter().map(|r| r.1).sum::<f64>() / n as f64;
+        let pol = runs.iter().map(|r| r.2).sum::<f64>() / n as f64;
+        // The first seed of the smallest and of the largest ratio.
+        let (mut worst, mut best) = (rs[0], rs[0]);
+        for &r in &rs[1..] {
+            if r.0 < worst.0 {
+                worst = r;
+            }
+            if r.0 > best.0 {
+                best = r;
+            }
+        }
+        let mut sorted: Vec<f64> = rs.iter().map(|r| r.0).collect();
+        sorted.sort_by(f64::total_cmp);
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Some(RatioStats {
+            seeds: n,
+            mean_of_ratios,
+            ratio_of_means: ratio(fifo, pol),
+            median,
+            worst: worst.0,
+            worst_seed: worst.1,
+            best: best.0,
+            best_seed: best.1,
+            seeds_lost_beyond_2pct: rs.iter().filter(|r| r.0 * 1.02 < 1.0).count(),
+        })
+    }
+}
+
 /// The comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct GradBench {
@@ -66,20 +164,18 @@ pub struct GradBench {
     pub card: String,
     /// Aggregator slots.
     pub slots: usize,
+    /// The policy compared with fifo.
+    pub policy: PriorityPolicy,
     /// Job names, in file order.
     pub jobs: Vec<String>,
     /// Each job's declared intensity (gradient bytes per compute cycle).
     pub intensity: Vec<f64>,
     /// fifo, averaged over the seeds.
     pub fifo: PolicyMeans,
-    /// dsa, averaged over the seeds.
-    pub dsa: PolicyMeans,
-    /// `fifo.average_jct / dsa.average_jct` (of the means).
-    pub jct_ratio: f64,
-    /// Smallest and largest per-seed ratio.
-    pub jct_ratio_range: (f64, f64),
-    /// Median per-seed ratio.
-    pub jct_ratio_median: f64,
+    /// The compared policy, averaged over the seeds.
+    pub other: PolicyMeans,
+    /// The per-seed ratios' distribution.
+    pub ratio: RatioStats,
     /// Every run.
     pub runs: Vec<SeedRuns>,
 }
@@ -102,16 +198,22 @@ fn means(rs: &[&RunReport]) -> PolicyMeans {
     }
 }
 
-/// Run `file` under fifo then dsa for each of `seeds`, each run on a fresh
-/// card from `open`.
+/// Run `file` under fifo then `policy` for each of `seeds`, each run on a
+/// fresh card from `open`.
 pub fn bench(
     open: &dyn Fn() -> Result<Card, GradError>,
     file: &JobsFile,
+    policy: PriorityPolicy,
     seeds: &[u64],
     progress: Option<&dyn Fn(&str)>,
 ) -> Result<GradBench, GradError> {
     if seeds.is_empty() {
         return Err(GradError::Options("at least one seed".into()));
+    }
+    if policy == PriorityPolicy::Fifo {
+        return Err(GradError::Options(
+            "compare fifo with another policy (dsa, rank or static)".into(),
+        ));
     }
     let mut runs = vec![];
     for &seed in seeds {
@@ -135,35 +237,32 @@ pub fn bench(
             Ok(rep)
         };
         let fifo = one(PriorityPolicy::Fifo)?;
-        let dsa = one(PriorityPolicy::Dsa)?;
+        let other = one(policy)?;
         runs.push(SeedRuns {
             seed,
-            jct_ratio: fifo.average_jct / dsa.average_jct.max(1.0),
+            jct_ratio: fifo.average_jct / other.average_jct.max(1.0),
             fifo,
-            dsa,
+            policy: other,
         });
     }
     let fifo = means(&runs.iter().map(|r| &r.fifo).collect::<Vec<_>>());
-    let dsa = means(&runs.iter().map(|r| &r.dsa).collect::<Vec<_>>());
-    let mut ratios: Vec<f64> = runs.iter().map(|r| r.jct_ratio).collect();
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
-    let median = if n % 2 == 1 {
-        ratios[n / 2]
-    } else {
-        (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
-    };
+    let other = means(&runs.iter().map(|r| &r.policy).collect::<Vec<_>>());
+    let triples: Vec<(u64, f64, f64)> = runs
+        .iter()
+        .map(|r| (r.seed, r.fifo.average_jct, r.policy.average_jct))
+        .collect();
+    let ratio =
+        RatioStats::of(&triples).ok_or_else(|| GradError::Options("at least one seed".into()))?;
     let first = &runs[0].fifo;
     Ok(GradBench {
         card: first.card.clone(),
         slots: first.slots,
+        policy,
         jobs: first.jobs.iter().map(|j| j.name.clone()).collect(),
         intensity: first.jobs.iter().map(|j| j.intensity).collect(),
-        jct_ratio: fifo.average_jct / dsa.average_jct.max(1.0),
-        jct_ratio_range: (ratios[0], ratios[n - 1]),
-        jct_ratio_median: median,
         fifo,
-        dsa,
+        other,
+        ratio,
         runs,
     })
 }

@@ -6,7 +6,7 @@
 //! window = 32             # chunks each worker keeps in flight (SwitchML's pool)
 //! jitter = 0.02           # workers finish computing up to this fraction of
 //!                         # the compute phase apart
-//! control_window = 20000  # cycles between policy runs (dsa)
+//! control_window = 20000  # cycles between policy runs (dsa, rank)
 //! timeout = 200000        # worker retransmission timeout, cycles
 //!
 //! [host]                  # the modelled host fallback (see `super::host`)
@@ -77,8 +77,8 @@ pub struct JobsFile {
     /// aggregator slots.
     #[serde(default = "jitter")]
     pub jitter: f64,
-    /// Cycles between policy runs: `dsa` recomputes the priorities from the
-    /// jobs' observed rates this often.
+    /// Cycles between policy runs: `dsa` and `rank` recompute the
+    /// priorities from the jobs' observed rates this often.
     #[serde(default = "control_window")]
     pub control_window: u64,
     /// Worker retransmission timeout in cycles: a chunk sent and not

@@ -30,7 +30,8 @@
 //!   policies written to the engine's registers ([`run`]);
 //! - [`jobs`]: the JOBS.toml format of `weft agg grad`;
 //! - [`GradJob`]: one job's tensors in, the summed tensor out;
-//! - [`bench`](mod@bench): `weft bench grad`, fifo against dsa on the shipped workload.
+//! - [`bench`](mod@bench): `weft bench grad`, fifo against another policy on the shipped
+//!   workloads ([`bench::WORKLOADS`]).
 //!
 //! `docs/grad-aggregation.md` describes the packet format, the engine, the
 //! host model and the scheduler.

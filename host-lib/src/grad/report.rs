@@ -12,8 +12,19 @@ pub enum PriorityPolicy {
     Fifo,
     /// The priorities given in JOBS.toml.
     Static,
-    /// Communication-intensive jobs first (after DSA).
+    /// Communication-intensive jobs first (after DSA), jobs of like
+    /// intensity (within a factor 2) at one level.
     Dsa,
+    /// The previous DSA: one level per distinct intensity.
+    Rank,
+}
+
+impl PriorityPolicy {
+    /// Whether the policy ranks from observations (re-evaluated as jobs
+    /// come and go and every control window).
+    pub fn observes(self) -> bool {
+        matches!(self, PriorityPolicy::Dsa | PriorityPolicy::Rank)
+    }
 }
 
 impl std::str::FromStr for PriorityPolicy {
@@ -23,8 +34,9 @@ impl std::str::FromStr for PriorityPolicy {
             "fifo" => Ok(PriorityPolicy::Fifo),
             "static" => Ok(PriorityPolicy::Static),
             "dsa" => Ok(PriorityPolicy::Dsa),
+            "rank" => Ok(PriorityPolicy::Rank),
             o => Err(GradError::Options(format!(
-                "unknown policy {o:?} (fifo, static or dsa)"
+                "unknown policy {o:?} (fifo, static, dsa or rank)"
             ))),
         }
     }
@@ -36,6 +48,7 @@ impl std::fmt::Display for PriorityPolicy {
             PriorityPolicy::Fifo => "fifo",
             PriorityPolicy::Static => "static",
             PriorityPolicy::Dsa => "dsa",
+            PriorityPolicy::Rank => "rank",
         })
     }
 }

@@ -26,10 +26,12 @@ pub enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Gradient aggregation: the shipped multi-job workload (scarce slots,
-    /// jobs of different communication intensity) under fifo and dsa in one
-    /// run; average JCT of each and their ratio, values per cycle, chunks on
-    /// the card and by the host, preemptions.
+    /// Gradient aggregation: multi-job workloads (the shipped one by
+    /// default: scarce slots, stragglers, jobs of different communication
+    /// intensity) under fifo and a policy (dsa by default), per seed; the
+    /// per-seed ratio of average JCTs (mean, ratio of means, median, worst
+    /// seed), values per cycle, chunks on the card and by the host,
+    /// preemptions.
     Grad(BenchGradArgs),
 }
 
@@ -51,9 +53,17 @@ pub struct BenchKvArgs {
 
 #[derive(Args)]
 pub struct BenchGradArgs {
-    /// The workload (default: the shipped examples/grad/jobs.toml, built in).
+    /// A workload (JOBS.toml); may be given several times. Default: the
+    /// shipped examples/grad/jobs.toml, built in.
     #[arg(long)]
-    jobs: Option<PathBuf>,
+    jobs: Vec<PathBuf>,
+    /// Every shipped workload (examples/grad/*.toml, built in), after any
+    /// --jobs.
+    #[arg(long)]
+    all: bool,
+    /// The policy compared with fifo: dsa, rank or static.
+    #[arg(long, default_value = "dsa")]
+    policy: String,
     #[command(flatten)]
     card: DeviceArg,
     /// First seed (of the workers' compute jitter and the gradients).
@@ -61,7 +71,7 @@ pub struct BenchGradArgs {
     seed: u64,
     /// Seeds to run, from --seed on; each runs both policies. Under fifo
     /// the outcome swings with the stragglers the seed draws, so the
-    /// comparison is of means over many.
+    /// comparison is of the distribution over many.
     #[arg(long, default_value_t = 20)]
     seeds: u64,
     /// Machine-readable output.
@@ -194,13 +204,27 @@ fn bench_kv(a: BenchKvArgs) -> Result<()> {
 }
 
 fn bench_grad(a: BenchGradArgs) -> Result<()> {
-    let (file, name) = match &a.jobs {
-        Some(p) => (load(p, CHUNK_VALUES)?, p.display().to_string()),
-        None => (
-            grad::bench::workload(CHUNK_VALUES)?,
+    let mut files = vec![];
+    for p in &a.jobs {
+        files.push((p.display().to_string(), load(p, CHUNK_VALUES)?));
+    }
+    if a.all {
+        for (name, f) in grad::bench::workloads(CHUNK_VALUES)? {
+            files.push((format!("examples/grad/{name} (built in)"), f));
+        }
+    }
+    if files.is_empty() {
+        files.push((
             "examples/grad/jobs.toml (built in)".to_string(),
-        ),
-    };
+            grad::bench::workload(CHUNK_VALUES)?,
+        ));
+    }
+    let policy: grad::PriorityPolicy = a.policy.parse()?;
+    if policy == grad::PriorityPolicy::Fifo {
+        bail!(
+            "--policy fifo: the benchmark compares fifo with another policy (dsa, rank or static)"
+        );
+    }
     if a.seeds == 0 {
         bail!("--seeds must be at least 1");
     }
@@ -209,24 +233,71 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     let device = a.card.device.clone();
     drop(open_card(&device)?);
     let pb = spinner();
-    let progress = |m: &str| pb.set_message(m.to_string());
     let opener =
         || Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card);
     let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.wrapping_add(k)).collect();
-    let b = grad::bench::bench(&opener, &file, &seeds, Some(&progress));
+    let mut benches = vec![];
+    for (name, file) in &files {
+        let progress = |m: &str| pb.set_message(format!("{name}: {m}"));
+        match grad::bench::bench(&opener, file, policy, &seeds, Some(&progress)) {
+            Ok(b) => benches.push((name.clone(), file.jobs.len(), b)),
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(anyhow::anyhow!("{name}: {e}"));
+            }
+        }
+    }
     pb.finish_and_clear();
-    let b = b?;
     if a.json {
         return print_json(&serde_json::json!({
-            "workload": name,
             "device": device.to_string(),
-            "bench": b,
+            "policy": policy,
+            "workloads": benches
+                .iter()
+                .map(|(name, _, b)| serde_json::json!({ "workload": name, "bench": b }))
+                .collect::<Vec<_>>(),
         }));
     }
+    for (name, jobs, b) in &benches {
+        print_grad_bench(name, *jobs, &device, &seeds, b);
+        println!();
+    }
     println!(
-        "weft bench grad: {name}, {} jobs on {} ({}, {} slots), seeds {}..={}",
-        file.jobs.len(),
-        device,
+        "fifo / {policy} average JCT per seed, over seeds {}..={} on {device} (above 1: {policy} wins):",
+        seeds[0],
+        seeds[seeds.len() - 1]
+    );
+    println!(
+        "{:<40} {:>6} {:>9} {:>7} {:>13} {:>5}",
+        "workload", "mean", "of means", "median", "worst (seed)", ">2%"
+    );
+    for (name, _, b) in &benches {
+        let r = &b.ratio;
+        println!(
+            "{:<40} {:>6.3} {:>9.3} {:>7.3} {:>6.3} ({:>4}) {:>5}",
+            name,
+            r.mean_of_ratios,
+            r.ratio_of_means,
+            r.median,
+            r.worst,
+            r.worst_seed,
+            r.seeds_lost_beyond_2pct
+        );
+    }
+    println!("every sum exact in every run");
+    Ok(())
+}
+
+fn print_grad_bench(
+    name: &str,
+    jobs: usize,
+    device: &DeviceSpec,
+    seeds: &[u64],
+    b: &grad::bench::GradBench,
+) {
+    let p = b.policy;
+    println!(
+        "weft bench grad: {name}, {jobs} jobs on {device} ({}, {} slots), fifo against {p}, seeds {}..={}",
         b.card,
         b.slots,
         seeds[0],
@@ -234,13 +305,17 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     );
     println!(
         "{:<12} {:>8} {:>11} {:>11} {:>7}",
-        "job", "B/cycle", "JCT fifo", "JCT dsa", "dsa/ff"
+        "job",
+        "B/cycle",
+        "JCT fifo",
+        format!("JCT {p}"),
+        format!("{p}/ff")
     );
-    for (j, name) in b.jobs.iter().enumerate() {
-        let (f, d) = (b.fifo.job_jct[j], b.dsa.job_jct[j]);
+    for (j, job) in b.jobs.iter().enumerate() {
+        let (f, d) = (b.fifo.job_jct[j], b.other.job_jct[j]);
         println!(
             "{:<12} {:>8.1} {:>11.0} {:>11.0} {:>7.2}",
-            name,
+            job,
             b.intensity[j],
             f,
             d,
@@ -249,13 +324,13 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     }
     for r in &b.runs {
         println!(
-            "seed {:>3}: average JCT fifo {:>9.0}, dsa {:>9.0}, fifo/dsa {:.3}",
-            r.seed, r.fifo.average_jct, r.dsa.average_jct, r.jct_ratio
+            "seed {:>3}: average JCT fifo {:>9.0}, {p} {:>9.0}, fifo/{p} {:.3}",
+            r.seed, r.fifo.average_jct, r.policy.average_jct, r.jct_ratio
         );
     }
-    for (p, m) in [("fifo", &b.fifo), ("dsa", &b.dsa)] {
+    for (q, m) in [("fifo".to_string(), &b.fifo), (p.to_string(), &b.other)] {
         println!(
-            "{p:<4}: average JCT {:>9.0} cycles, makespan {:>9.0}, {:.2} values/cycle, chunks on card {:.0} / by host {:.0}, {:.0} preemptions, {:.0} packets forwarded (means over seeds)",
+            "{q:<6}: average JCT {:>9.0} cycles, makespan {:>9.0}, {:.2} values/cycle, chunks on card {:.0} / by host {:.0}, {:.0} preemptions, {:.0} packets forwarded (means over seeds)",
             m.average_jct,
             m.makespan,
             m.values_per_cycle,
@@ -265,13 +340,17 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
             m.fallback_packets
         );
     }
+    let r = &b.ratio;
     println!(
-        "average JCT fifo / dsa = {:.3} over {} seeds (per seed {:.3} to {:.3}, median {:.3}; DSA reports up to 1.35x); every sum exact in every run",
-        b.jct_ratio,
-        b.runs.len(),
-        b.jct_ratio_range.0,
-        b.jct_ratio_range.1,
-        b.jct_ratio_median
+        "fifo/{p} average JCT over {} seeds: mean of ratios {:.3}, ratio of means {:.3}, median {:.3}, worst {:.3} (seed {}), best {:.3} (seed {}); {} seeds more than 2% worse than fifo (DSA reports up to 1.35x)",
+        r.seeds,
+        r.mean_of_ratios,
+        r.ratio_of_means,
+        r.median,
+        r.worst,
+        r.worst_seed,
+        r.best,
+        r.best_seed,
+        r.seeds_lost_beyond_2pct
     );
-    Ok(())
 }

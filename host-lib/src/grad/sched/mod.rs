@@ -15,9 +15,9 @@
 //!
 //! Priorities come from weft-fw's policy and are written to the engine's
 //! `PRIO_LO`/`PRIO_HI` registers through its register port: once for
-//! `fifo` (all equal: no preemption) and `static`, and for `dsa` whenever a
-//! job arrives or leaves and every control window, ranked by communication
-//! intensity from the jobs' observed rates (bytes sent per compute cycle
+//! `fifo` (all equal: no preemption) and `static`, and for `dsa` and `rank`
+//! whenever a job arrives or leaves and every control window, grouped or
+//! ranked by communication intensity from the jobs' observed rates (bytes sent per compute cycle
 //! over their completed iterations), or their declared profile before they
 //! have completed one.
 //!
@@ -513,7 +513,7 @@ impl Run<'_> {
         }
         if now >= self.next_control {
             self.next_control = now + self.file.control_window;
-            if self.opts.policy == PriorityPolicy::Dsa {
+            if self.opts.policy.observes() {
                 self.prio_dirty = true;
             }
         }
@@ -549,7 +549,7 @@ impl Run<'_> {
         if let Some(d) = self.next_rto {
             at(d);
         }
-        if self.opts.policy == PriorityPolicy::Dsa {
+        if self.opts.policy.observes() {
             at(self.next_control);
         }
         t
@@ -572,6 +572,7 @@ impl Run<'_> {
             PriorityPolicy::Fifo => fw::Policy::Fifo,
             PriorityPolicy::Static => fw::Policy::Static(fixed),
             PriorityPolicy::Dsa => fw::Policy::Dsa,
+            PriorityPolicy::Rank => fw::Policy::Rank,
         };
         let p = policy.priorities(&profiles, Some(&obs));
         for (i, j) in self.jobs.iter_mut().enumerate() {

@@ -15,8 +15,10 @@ pub struct AggGradArgs {
     /// examples/grad/jobs.toml).
     #[arg(long)]
     jobs: PathBuf,
-    /// Job priorities: fifo (all equal, no preemption), static (the file's)
-    /// or dsa (communication-intensive jobs first, from observed rates).
+    /// Job priorities: fifo (all equal, no preemption), static (the file's),
+    /// dsa (communication-intensive jobs first, from observed rates; jobs
+    /// within a factor 2 of intensity at one level) or rank (the previous
+    /// dsa: one level per distinct intensity).
     #[arg(long, default_value = "fifo")]
     policy: String,
     #[command(flatten)]
