@@ -13,6 +13,9 @@
 //!   on the card.
 //! - **Simulation speed**: cycles per second of the card on each simulator
 //!   (wall clock, informational).
+//! - **Goodput under loss** ([`goodput`], `weft bench goodput`): tuples
+//!   per cycle of the main command's stream at 0, 1% and 5% loss,
+//!   duplication and reordering, over several network seeds.
 //!
 //! Nothing here is a pass/fail test; `weft bench kv` prints the figures.
 
@@ -323,6 +326,73 @@ pub fn sim_speed(cards: &[DeviceSpec], tuples: u64) -> Result<Vec<SimSpeed>> {
             cycles,
             seconds: secs,
             cycles_per_second: cycles as f64 / secs.max(1e-9),
+        });
+    }
+    Ok(out)
+}
+
+/// Goodput of one loss rate: tuples per cycle over the seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct GoodputPoint {
+    /// Loss, duplication and reordering rate, each.
+    pub p: f64,
+    /// Tuples per cycle, per seed.
+    pub tuples_per_cycle: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// `mean` over the lossless mean.
+    pub ratio: f64,
+    /// Issue 16's target for the ratio: `0.9 * (1 - p)`.
+    pub target: f64,
+    /// Retransmissions, summed over the seeds.
+    pub retransmissions: u64,
+    /// Of them, on a timer.
+    pub timeouts: u64,
+}
+
+/// Key-value goodput under loss: the README main command's stream (Zipf
+/// 1.2, 100,000 keys, 8 workers), with loss, duplication and reordering
+/// each at 0, 1% and 5%, for `seeds` network seeds from 1, on `card`.
+pub fn goodput(card: &DeviceSpec, tuples: u64, seeds: u64) -> Result<Vec<GoodputPoint>> {
+    let stream = zipf(&ZipfSpec {
+        s: 1.2,
+        keys: 100_000,
+        tuples,
+        workers: 8,
+        seed: 1,
+    })?;
+    let mut out: Vec<GoodputPoint> = vec![];
+    for p in [0.0, 0.01, 0.05] {
+        let mut tpc = vec![];
+        let (mut rtx, mut to) = (0, 0);
+        for seed in 1..=seeds.max(1) {
+            let c = Card::open_with(card.clone(), &OpenOptions::default())?;
+            let job = JobOptions {
+                workers: 8,
+                net: weft_model::net::NetConfig {
+                    loss: p,
+                    dup: p,
+                    reorder: p,
+                    ..weft_model::net::NetConfig::IDEAL
+                },
+                seed,
+                ..JobOptions::default()
+            };
+            let r = run(&c, job, stream.iter().map(|t| (t.worker, t.key, t.value)))?;
+            tpc.push(r.stats.tuples_per_cycle);
+            rtx += r.stats.retransmissions;
+            to += r.stats.timeouts;
+        }
+        let mean = tpc.iter().sum::<f64>() / tpc.len() as f64;
+        let lossless = out.first().map_or(mean, |l| l.mean);
+        out.push(GoodputPoint {
+            p,
+            tuples_per_cycle: tpc,
+            mean,
+            ratio: mean / lossless.max(f64::MIN_POSITIVE),
+            target: 0.9 * (1.0 - p),
+            retransmissions: rtx,
+            timeouts: to,
         });
     }
     Ok(out)

@@ -197,6 +197,18 @@ fn the_same_job_twice_gives_the_same_figures() {
     }
 }
 
+/// Loss recovery: at 1% loss, duplication and reordering most repairs are
+/// fast (RACK), not timeouts, and the job keeps most of its lossless rate
+/// (before RACK and the delay window it kept about a third).
+#[test]
+fn losses_are_repaired_fast_and_goodput_holds() {
+    let g = weft::bench::goodput(&"sim:model".parse().unwrap(), 60_000, 3).unwrap();
+    let (clean, lossy) = (&g[0], &g[1]);
+    assert_eq!((clean.retransmissions, clean.timeouts), (0, 0), "{clean:?}");
+    assert!(lossy.ratio > 0.8, "{lossy:?}");
+    assert!(lossy.timeouts * 4 < lossy.retransmissions, "{lossy:?}");
+}
+
 #[test]
 fn the_async_front_takes_workers_in_parallel_and_the_card_is_reused() {
     let rt = tokio::runtime::Builder::new_current_thread()

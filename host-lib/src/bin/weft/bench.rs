@@ -33,6 +33,27 @@ pub enum BenchCmd {
     /// seed), values per cycle, chunks on the card and by the host,
     /// preemptions.
     Grad(BenchGradArgs),
+    /// Key-value goodput under loss: the main command's stream (Zipf 1.2,
+    /// 100,000 keys, 8 workers) with loss, duplication and reordering each
+    /// at 0, 1% and 5%, tuples per cycle per network seed, their mean, the
+    /// ratio to the lossless mean and the target 0.9 (1 - p).
+    Goodput(BenchGoodputArgs),
+}
+
+#[derive(Args)]
+pub struct BenchGoodputArgs {
+    /// Tuples in the stream.
+    #[arg(long, default_value_t = 200_000)]
+    tuples: u64,
+    /// Network seeds, from 1.
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// The card (sim:model is the fast one).
+    #[command(flatten)]
+    card: DeviceArg,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -84,6 +105,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Kv(a) => bench_kv(a),
         BenchCmd::Memops { requests, json } => bench_memops(requests, json),
         BenchCmd::Grad(a) => bench_grad(a),
+        BenchCmd::Goodput(a) => bench_goodput(a),
     }
 }
 
@@ -353,4 +375,44 @@ fn print_grad_bench(
         r.best_seed,
         r.seeds_lost_beyond_2pct
     );
+}
+
+fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
+    let pb = spinner();
+    pb.set_message(format!(
+        "{} tuples at 0, 1% and 5% loss, {} seeds each",
+        a.tuples, a.seeds
+    ));
+    let r = weft::bench::goodput(&a.card.device, a.tuples, a.seeds);
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "key-value goodput, zipf 1.2 over 100000 keys, {} tuples, 8 workers, on {}, seeds 1..={}:",
+        a.tuples, a.card.device, a.seeds
+    );
+    println!(
+        "  {:>5} {:>10} {:>7} {:>7} {:>8} {:>9}  per seed",
+        "p", "tuples/cyc", "ratio", "target", "retrans.", "timeouts"
+    );
+    for g in &r {
+        let per: Vec<String> = g
+            .tuples_per_cycle
+            .iter()
+            .map(|t| format!("{t:.2}"))
+            .collect();
+        println!(
+            "  {:>5} {:>10.3} {:>7.3} {:>7.3} {:>8} {:>9}  {}",
+            g.p,
+            g.mean,
+            g.ratio,
+            g.target,
+            g.retransmissions,
+            g.timeouts,
+            per.join(" ")
+        );
+    }
+    Ok(())
 }
