@@ -674,7 +674,7 @@ fn cli_prints_json_and_refuses_bad_input() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: weft_model::proptest_cases(256), ..Default::default() })]
 
     /// Any text, and any mangling of a good file, is a file or an error
     /// naming what is wrong: never a panic.

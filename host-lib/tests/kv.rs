@@ -62,7 +62,7 @@ fn case() -> impl Strategy<Value = (usize, Vec<(usize, u32, i32)>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(64), ..ProptestConfig::default() })]
 
     /// Exact under any loss, duplication and reordering, replacement on or
     /// off, and packets from one tuple to a full MTU, on the card's model

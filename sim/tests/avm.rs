@@ -165,7 +165,7 @@ fn random_traffic(rng: &mut ChaCha8Rng) -> Traffic {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(32), ..ProptestConfig::default() })]
 
     #[test]
     fn random_control_and_traffic_agree_with_the_model(seed in any::<u64>()) {

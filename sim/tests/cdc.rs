@@ -503,7 +503,7 @@ fn check_fifo_runs(runs: &[weft_sim::witness::Finished<FifoDriver>]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(128), ..ProptestConfig::default() })]
 
     /// Random push/pop/reset on two clocks: the model, rust-hdl and
     /// Verilator agree every step, and the scoreboard sees every accepted
@@ -636,7 +636,7 @@ fn timing() -> impl Strategy<Value = Timing> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(64), ..ProptestConfig::default() })]
 
     /// Register traffic through the crossing: every witness agrees every
     /// step, both ports keep the handshake rules, and every transaction

@@ -117,7 +117,7 @@ fn timing() -> impl Strategy<Value = Timing> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(48), ..ProptestConfig::default() })]
 
     /// Overlapping reads and writes under random timing: every witness
     /// produces the same outputs on every cycle, and the slave keeps the

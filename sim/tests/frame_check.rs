@@ -378,7 +378,7 @@ fn check(c: Case) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// The card's build, three witnesses: short frames of every shape.
     #[test]

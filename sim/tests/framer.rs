@@ -450,7 +450,7 @@ fn timing() -> impl Strategy<Value = Timing> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// Three witnesses, cycle by cycle: short runs (rust-hdl simulates the
     /// 512-bit datapath slowly), frames up to 320 body bytes.
@@ -464,7 +464,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(8), ..ProptestConfig::default() })]
 
     /// The model and Verilator, cycle by cycle: long runs of frames up to
     /// 9000 body bytes, with long stalls.

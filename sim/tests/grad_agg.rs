@@ -199,7 +199,7 @@ fn timing() -> impl Strategy<Value = GradTiming> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(16), ..ProptestConfig::default() })]
 
     #[test]
     fn narrow_engine_agrees_and_sums_exactly(seed in any::<u64>(), t in timing()) {
@@ -209,7 +209,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(6), ..ProptestConfig::default() })]
 
     #[test]
     fn one_beat_chunks_agree(seed in any::<u64>(), t in timing()) {
@@ -232,7 +232,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(3), ..ProptestConfig::default() })]
 
     #[test]
     fn wide_engine_agrees(seed in any::<u64>(), t in timing()) {

@@ -620,7 +620,7 @@ fn knobs(bubble: f64, stall: f64, late: f64, write: f64, long: bool) -> Knobs {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(32), ..ProptestConfig::default() })]
 
     #[test]
     fn card_fans_out_like_the_model(

@@ -267,7 +267,7 @@ fn timing() -> impl Strategy<Value = KvTiming> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn narrow_engine_matches_the_model(seed in any::<u64>(), t in timing(), keys in prop_oneof![Just(6u32), Just(40), Just(0)]) {
@@ -277,7 +277,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(8), ..ProptestConfig::default() })]
 
     #[test]
     fn four_lane_engine_matches_the_model(seed in any::<u64>(), t in timing()) {

@@ -206,7 +206,7 @@ fn timing() -> impl Strategy<Value = MemTiming> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn random_programs_and_traffic_match_the_model(seed in any::<u64>(), t in timing()) {
@@ -218,7 +218,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(6), ..ProptestConfig::default() })]
 
     #[test]
     fn eight_stage_port_matches_the_model(seed in any::<u64>(), t in timing()) {

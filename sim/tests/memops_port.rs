@@ -581,7 +581,7 @@ fn timing() -> impl Strategy<Value = Timing> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// Three witnesses, cycle by cycle, and every run checked.
     #[test]
@@ -593,7 +593,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(8), ..ProptestConfig::default() })]
 
     /// The model and Verilator on long runs.
     #[test]

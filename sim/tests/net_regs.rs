@@ -143,7 +143,7 @@ fn check(seed: u64, cycles: u64) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(16), ..ProptestConfig::default() })]
 
     #[test]
     fn net_block_matches_the_model(seed in any::<u64>()) {

@@ -577,7 +577,7 @@ fn cfg_of(rng: &mut ChaCha8Rng, long_stalls: bool) -> Cfg {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     /// Three witnesses: random streams, sizes, timers and consumers.
     #[test]

@@ -387,7 +387,7 @@ fn check_mux(seed: u64, bubble: f64, stall: f64) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn deframe_steers_and_strips_like_the_model(seed in any::<u64>(), bubble in 0.0f64..0.6, stall in 0.0f64..0.6, enable in proptest::bool::weighted(0.9)) {

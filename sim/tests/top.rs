@@ -1103,15 +1103,8 @@ fn knobs(rng: &mut ChaCha8Rng) -> Knobs {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(6)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(6), ..ProptestConfig::default() })]
 
     /// Random mixed traffic with back-pressure everywhere: Verilator and
     /// the model.

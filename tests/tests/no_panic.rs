@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use weft_model::kv_agg::packet::{self, Ack, Header, RecordKind};
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(2000), ..ProptestConfig::default() })]
 
     #[test]
     fn packets_and_records(bytes in prop::collection::vec(any::<u8>(), 0..2100), job in any::<u16>(), senders in 0usize..32) {

@@ -34,5 +34,17 @@ pub mod top_model;
 pub mod wire;
 
 pub use clocks::Schedule;
+
+/// Proptest cases for a property: `PROPTEST_CASES` when it is set (to raise
+/// a suite's case counts for a soak, or lower them), else the property's
+/// own `default`. proptest reads that variable only for configurations that
+/// do not set `cases`, and every witness sets its own.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
 pub use ports::{Port, PortSet, PortValue};

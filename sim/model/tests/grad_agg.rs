@@ -38,7 +38,7 @@ fn timing() -> impl Strategy<Value = GradTiming> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn cycle_model_matches_packet_model_and_sums_are_exact(seed in any::<u64>(), t in timing()) {
