@@ -172,6 +172,23 @@ pub enum Error {
         /// What was found missing.
         why: String,
     },
+    /// The kernel refused to let this process open or map a BAR through
+    /// its sysfs `resourceN` file (see [`crate::onic`] for the causes
+    /// behind each errno).
+    #[error("{device}: {op} {} was refused ({source}): {why}", .path.display())]
+    MapRefused {
+        /// Which device.
+        device: String,
+        /// "opening" or "mapping".
+        op: &'static str,
+        /// The sysfs file, e.g. `/sys/bus/pci/devices/<bdf>/resource2`.
+        path: std::path::PathBuf,
+        /// What the refusal means on this kernel and what to do about it.
+        why: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// An operating-system call failed.
     #[error("{device}: {what}: {source}")]
     Os {

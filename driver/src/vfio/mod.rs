@@ -511,25 +511,7 @@ impl VfioDevice {
     /// Refuse `addr` (from the start of window `w`, `len` bytes, in a BAR
     /// of `bar_len`) unless it is 4-byte aligned and `addr + 4 <= len`.
     fn check_access(&self, w: Window, len: u64, bar_len: u64, addr: u64) -> Result<()> {
-        if !addr.is_multiple_of(4) {
-            return Err(Error::Unaligned {
-                device: self.name.clone(),
-                bar: w.bar,
-                base: w.offset,
-                addr,
-            });
-        }
-        if addr.checked_add(4).is_none_or(|end| end > len) {
-            return Err(Error::OutsideWindow {
-                device: self.name.clone(),
-                bar: w.bar,
-                base: w.offset,
-                addr,
-                window: len,
-                bar_len,
-            });
-        }
-        Ok(())
+        window::check_access(&self.name, w, len, bar_len, addr)
     }
 
     /// The mapped register at map address `addr`: BAR byte

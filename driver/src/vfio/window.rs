@@ -8,6 +8,7 @@
 //! and `e1000e` in the guest test) keep their registers at a BAR's base:
 //! [`Window::whole_bar`].
 
+use crate::{Error, Result};
 use std::fmt;
 use weft_regs::opennic;
 
@@ -72,6 +73,39 @@ impl fmt::Display for Window {
             None => write!(f, "(to the BAR's end)"),
         }
     }
+}
+
+/// Refuse a register access at `addr` (from the start of window `w`,
+/// `len` bytes, in a BAR of `bar_len`) unless it is 4-byte aligned and
+/// `addr + 4 <= len`: [`Error::Unaligned`], [`Error::OutsideWindow`].
+/// Shared by the devices that map a BAR ([`super::VfioDevice`],
+/// [`crate::onic::OnicDevice`]).
+pub(crate) fn check_access(
+    device: &str,
+    w: Window,
+    len: u64,
+    bar_len: u64,
+    addr: u64,
+) -> Result<()> {
+    if !addr.is_multiple_of(4) {
+        return Err(Error::Unaligned {
+            device: device.to_string(),
+            bar: w.bar,
+            base: w.offset,
+            addr,
+        });
+    }
+    if addr.checked_add(4).is_none_or(|end| end > len) {
+        return Err(Error::OutsideWindow {
+            device: device.to_string(),
+            bar: w.bar,
+            base: w.offset,
+            addr,
+            window: len,
+            bar_len,
+        });
+    }
+    Ok(())
 }
 
 /// A byte count for messages: `4 MiB`, `64 KiB`, else `0x1234 bytes`.
