@@ -51,6 +51,26 @@ impl Card {
                     frames: None,
                 })
             }
+            DeviceSpec::Onic(bdf) => {
+                // BAR2 + 0x100000 through sysfs `resource2`, beside the
+                // bound `onic` driver (which owns the QDMA and the netdev).
+                let dev = weft_driver::OnicDevice::open(bdf)?;
+                identify(&dev)?;
+                Ok(Self {
+                    spec,
+                    regs: Arc::new(dev),
+                    frames: None,
+                })
+            }
+            DeviceSpec::Unix(path) => {
+                let dev = crate::remote::RemoteDevice::connect(path)?;
+                identify(&dev)?;
+                Ok(Self {
+                    spec,
+                    regs: Arc::new(dev),
+                    frames: None,
+                })
+            }
         }
     }
 
@@ -86,10 +106,12 @@ impl Card {
     /// The card's frame ports, or why this card has none here.
     pub fn frames(&self) -> Result<&dyn FramePorts> {
         self.frames.as_deref().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "{}: no frame path to this card from weft yet (a card under the OpenNIC shell moves frames through its onic netdev or QDMA queues; weft reaches only its registers through vfio:)",
-                self.name()
-            ))
+            let why = match self.spec {
+                DeviceSpec::Onic(_) => "this card's frames go through its onic netdev, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
+                DeviceSpec::Unix(_) => "a served card's frames are on its TAP netdevs, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
+                _ => "no frame path to this card from weft yet (a card under the OpenNIC shell moves frames through its onic netdev, reached by the roles over UDP, or QDMA queues; weft reaches only its registers through vfio:)",
+            };
+            Error::Unsupported(format!("{}: {why}", self.name()))
         })
     }
 
@@ -107,7 +129,12 @@ impl Card {
     /// Give the card its own addresses ([`addr::card`]) in its `net`
     /// registers: the MAC and IPv4 address frames to its engines carry.
     pub fn set_address(&self) -> weft_driver::Result<()> {
-        let me = addr::card();
+        self.set_address_to(&addr::card())
+    }
+
+    /// Give the card the addresses `me` (its MAC and IPv4 address; `port`
+    /// unused) in its `net` registers.
+    pub fn set_address_to(&self, me: &weft_model::wire::Endpoint) -> weft_driver::Result<()> {
         let (hi, lo) = weft_model::wire::mac_regs(&me.mac);
         let r = self.regs();
         r.write_reg(&net::MAC_HI, hi)?;

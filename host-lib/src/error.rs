@@ -7,7 +7,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A device spec that does not parse.
-    #[error("bad device {spec:?}: {why} (expected sim, sim:verilator, sim:rust-hdl, sim:model or vfio:DDDD:BB:DD.F)")]
+    #[error("bad device {spec:?}: {why} (expected sim, sim:verilator, sim:rust-hdl, sim:model, vfio:DDDD:BB:DD.F, onic:DDDD:BB:DD.F or unix:PATH)")]
     BadSpec {
         /// What was given.
         spec: String,

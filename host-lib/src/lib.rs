@@ -39,9 +39,12 @@ pub mod kv;
 pub mod memops;
 pub mod pcap;
 pub mod probe;
+pub mod remote;
+pub mod serve;
 pub mod spec;
 pub mod status;
 #[cfg(feature = "sim")]
+pub mod udp;
 pub mod verify;
 
 pub use card::{Card, OpenOptions};

@@ -19,14 +19,22 @@ pub enum SimChoice {
 }
 
 /// A card to open: `sim` (Verilator when installed, else rust-hdl),
-/// `sim:verilator`, `sim:rust-hdl`, `sim:model`, or `vfio:DDDD:BB:DD.F`
-/// (a PCI address bound to vfio-pci).
+/// `sim:verilator`, `sim:rust-hdl`, `sim:model`, `vfio:DDDD:BB:DD.F` (a
+/// PCI address bound to vfio-pci), `onic:DDDD:BB:DD.F` (a card whose
+/// `onic` netdev is bound: its registers through sysfs `resource2`), or
+/// `unix:PATH` (the control socket of a card another process serves,
+/// `weft card serve`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceSpec {
     /// The simulated card.
     Sim(SimChoice),
     /// A real card through VFIO.
     Vfio(String),
+    /// A real card under the OpenNIC shell with its `onic` driver bound:
+    /// registers through BAR2 (sysfs `resource2`).
+    Onic(String),
+    /// A served card's registers through its control socket.
+    Unix(std::path::PathBuf),
 }
 
 impl Default for DeviceSpec {
@@ -64,6 +72,10 @@ impl FromStr for DeviceSpec {
             Some(("sim", _)) => Err(bad("unknown simulator")),
             Some(("vfio", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Vfio(bdf.to_lowercase())),
             Some(("vfio", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
+            Some(("onic", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Onic(bdf.to_lowercase())),
+            Some(("onic", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
+            Some(("unix", "")) => Err(bad("unix: needs the control socket's path")),
+            Some(("unix", path)) => Ok(DeviceSpec::Unix(path.into())),
             _ => Err(bad("unknown device kind")),
         }
     }
@@ -77,6 +89,8 @@ impl fmt::Display for DeviceSpec {
             DeviceSpec::Sim(SimChoice::Verilator) => write!(f, "sim:verilator"),
             DeviceSpec::Sim(SimChoice::Model) => write!(f, "sim:model"),
             DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),
+            DeviceSpec::Onic(bdf) => write!(f, "onic:{bdf}"),
+            DeviceSpec::Unix(path) => write!(f, "unix:{}", path.display()),
         }
     }
 }
@@ -96,6 +110,17 @@ mod tests {
             "vfio:0000:3B:00.0".parse::<DeviceSpec>().unwrap(),
             DeviceSpec::Vfio("0000:3b:00.0".into())
         );
+        assert_eq!(
+            "onic:0000:3B:00.0".parse::<DeviceSpec>().unwrap(),
+            DeviceSpec::Onic("0000:3b:00.0".into())
+        );
+        assert_eq!(
+            "unix:/run/weft.sock"
+                .parse::<DeviceSpec>()
+                .unwrap()
+                .to_string(),
+            "unix:/run/weft.sock"
+        );
         for bad in [
             "",
             "sim:",
@@ -103,6 +128,8 @@ mod tests {
             "vfio:3b:00.0",
             "vfio:0000:3b:00.8",
             "pci:0",
+            "unix:",
+            "onic:3b:00.0",
         ] {
             let e = bad.parse::<DeviceSpec>().unwrap_err().to_string();
             assert!(e.contains("expected sim"), "{bad}: {e}");

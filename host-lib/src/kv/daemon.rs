@@ -21,13 +21,15 @@
 //! while the card is busy. While the daemon has nothing to do, no simulated
 //! time passes.
 
+use super::flow::{parse_ack, Flow, Transmission};
 use super::pack::{Packer, Placement};
+use super::records::{Records, Taken};
 use super::recovery::{DelayWindow, Recovery};
 use super::{JobOptions, KvError, Result, Stats};
 use crate::card::{addr, Card};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use weft_driver::{Device, FramePorts, Port, RegisterAccess};
-use weft_model::kv_agg::packet::{self, AckStatus, Header};
+use weft_model::kv_agg::packet;
 use weft_model::kv_agg::{Config, WINDOW};
 use weft_model::net::Network;
 use weft_model::wire::{self, build_frame, parse_built, Endpoint};
@@ -52,32 +54,11 @@ pub struct JobOutput {
     pub stats: Stats,
 }
 
-/// A packet sent and not yet acknowledged.
-#[derive(Debug)]
-struct Unacked {
-    /// The whole frame (the worker's addresses and the packet).
-    frame: Vec<u8>,
-    /// Transmissions so far.
-    tries: u32,
-    /// When it was last transmitted.
-    sent_at: u64,
-    /// When it was transmitted before that.
-    prev_sent: Option<u64>,
-}
-
-/// One worker's sending side.
+/// One worker: its address on the simulated network and its flow.
 #[derive(Debug)]
 struct Sender {
     me: Endpoint,
-    packer: Packer,
-    next_seq: u32,
-    unacked: BTreeMap<u32, Unacked>,
-    recovery: Recovery,
-    /// How many packets it keeps in flight.
-    cwnd: DelayWindow,
-    /// The retransmission timer: when it fires, while packets are
-    /// outstanding.
-    timer: Option<u64>,
+    flow: Flow,
 }
 
 /// Full frames per sender of queue each sender's delay window allows above
@@ -85,24 +66,6 @@ struct Sender {
 /// command's stream, 8 keeps the lossless rate of a full sequence window
 /// while round trips, and so loss recovery, stay short.
 const HEADROOM_FRAMES: u64 = 8;
-
-/// Whether `s` could send a new packet now: a packet's worth of tuples
-/// (or the rest, once input is closed) and room in its window. A sender
-/// that cannot will not elicit the acks RACK needs to find its losses.
-fn can_send(s: &Sender, finishing: bool, max_tuples: usize, window: u32) -> bool {
-    let pending = s.packer.pending();
-    pending > 0
-        && (pending >= max_tuples || finishing)
-        && s.next_seq.wrapping_sub(s.base()) < window
-        && (s.unacked.len() as u32) < s.cwnd.packets()
-}
-
-impl Sender {
-    /// Lowest sequence number not yet acknowledged (the window's base).
-    fn base(&self) -> u32 {
-        self.unacked.keys().next().copied().unwrap_or(self.next_seq)
-    }
-}
 
 /// The host daemon of one aggregation job.
 pub struct Daemon {
@@ -117,8 +80,7 @@ pub struct Daemon {
     collector: Endpoint,
     finishing: bool,
     flush_done: bool,
-    next_record_seq: u32,
-    sums: HashMap<u32, i64>,
+    records: Records,
     stats: Stats,
     start_cycles: u64,
 }
@@ -134,12 +96,12 @@ fn regs_err(e: weft_driver::Error) -> KvError {
     KvError::Card(e)
 }
 
-/// Configure the card for a key-value job: its own addresses, the
+/// Configure the card for a key-value job: its own addresses (`me`), the
 /// collector on its host port, record packing, engines on.
-pub fn configure(card: &Card, collector: &Endpoint) -> Result<()> {
+pub fn configure(card: &Card, me: &Endpoint, collector: &Endpoint) -> Result<()> {
     let dev = card.regs();
     let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
-    card.set_address().map_err(regs_err)?;
+    card.set_address_to(me).map_err(regs_err)?;
     let (hi, lo) = wire::mac_regs(&collector.mac);
     w(&net::KV_MAC_HI, hi)?;
     w(&net::KV_MAC_LO, lo)?;
@@ -149,6 +111,27 @@ pub fn configure(card: &Card, collector: &Endpoint) -> Result<()> {
     w(&net::PACK_WAIT, addr::PACK_WAIT)?;
     w(&net::PACK_SEQ, 0)?;
     card.enable_engines().map_err(regs_err)
+}
+
+/// Start a job on a configured card: the new job id goes in first, so
+/// stale packets of an earlier job still queued at the card are dropped as
+/// malformed instead of being aggregated; then `flush` drains the input,
+/// flushes and waits for the flush's FIN, discarding whatever table
+/// contents an aborted job left; then the replacement policy, and a reset
+/// clears the windows and the counters those steps touched. Record frames
+/// of the job are numbered from 0.
+pub fn reset_job(
+    dev: &dyn Device,
+    job: u16,
+    replace: bool,
+    flush: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
+    w(&kv::JOB, job as u32)?;
+    flush()?;
+    w(&kv::CTRL, kv::CTRL_REPLACE.set(0, replace as u32))?;
+    w(&kv::CMD, kv::CMD_RESET.set(0, 1))?;
+    w(&net::PACK_SEQ, 0)
 }
 
 /// The card's key-value geometry from its `kv.GEOMETRY` register.
@@ -171,15 +154,7 @@ pub fn geometry(dev: &dyn Device) -> Result<(Config, u32)> {
 
 impl Daemon {
     /// Open a job on `card`: read the card's geometry, configure its
-    /// addresses, set the job id, retire whatever an earlier job left on
-    /// the card, set the replacement policy and reset the windows and
-    /// counters.
-    ///
-    /// The order matters: the new job id goes in first, so stale packets of
-    /// an earlier job still queued at the card are dropped as malformed
-    /// instead of being aggregated; then a flush drains (and discards) any
-    /// table contents an aborted job left; then the reset clears the
-    /// windows and the counters those steps touched.
+    /// addresses, and start the job ([`reset_job`]).
     pub fn open(card: &Card, opts: JobOptions) -> Result<Self> {
         opts.validate()?;
         let dev = card.regs();
@@ -204,27 +179,24 @@ impl Daemon {
             port: addr::KV_COLLECTOR_PORT,
             ..addr::host()
         };
-        configure(card, &collector)?;
-
-        let w = |r: &weft_regs::Register, v: u32| dev.write_reg(r, v).map_err(regs_err);
-        w(&kv::JOB, opts.job as u32)?;
+        configure(card, &addr::card(), &collector)?;
         let budget = flush_budget(&cfg);
-        // Drain what an earlier job left at the card's input.
-        let start = frames.cycles();
-        while frames.busy() {
-            frames.advance(opts.quantum).map_err(regs_err)?;
-            if frames.cycles() - start > budget {
-                return Err(KvError::Drain {
-                    cycles: frames.cycles() - start,
-                });
+        reset_job(dev, opts.job, opts.replace, || {
+            // Drain what an earlier job left at the card's input.
+            let start = frames.cycles();
+            while frames.busy() {
+                frames.advance(opts.quantum).map_err(regs_err)?;
+                if frames.cycles() - start > budget {
+                    return Err(KvError::Drain {
+                        cycles: frames.cycles() - start,
+                    });
+                }
             }
-        }
-        frames.advance(4 * opts.quantum).map_err(regs_err)?;
-        w(&kv::CMD, kv::CMD_FLUSH.set(0, 1))?;
-        wait_fin(frames, opts.quantum, budget, |_| {})?;
-        w(&kv::CTRL, kv::CTRL_REPLACE.set(0, opts.replace as u32))?;
-        w(&kv::CMD, kv::CMD_RESET.set(0, 1))?;
-        w(&net::PACK_SEQ, 0)?;
+            frames.advance(4 * opts.quantum).map_err(regs_err)?;
+            dev.write_reg(&kv::CMD, kv::CMD_FLUSH.set(0, 1))
+                .map_err(regs_err)?;
+            wait_fin(frames, opts.quantum, budget, |_| {})
+        })?;
 
         // The slowest acknowledgement: a frame's longest network delay
         // there and back, the card's input queued with every sender's
@@ -245,15 +217,18 @@ impl Daemon {
         let senders = (0..opts.workers)
             .map(|i| Sender {
                 me: addr::worker(i),
-                packer: Packer::new(placement.clone()),
-                next_seq: 0,
-                unacked: BTreeMap::new(),
-                recovery: Recovery::new(2 * opts.quantum, rto),
-                cwnd: DelayWindow::new(
+                flow: Flow::new(
+                    opts.job,
+                    i as u16,
+                    Packer::new(placement.clone()),
+                    max_tuples,
                     window,
-                    HEADROOM_FRAMES * opts.workers as u64 * beats_per_frame,
+                    Recovery::new(2 * opts.quantum, rto),
+                    DelayWindow::new(
+                        window,
+                        HEADROOM_FRAMES * opts.workers as u64 * beats_per_frame,
+                    ),
                 ),
-                timer: None,
             })
             .collect();
         let net = Network::new(opts.net, opts.seed)?;
@@ -280,8 +255,7 @@ impl Daemon {
             net,
             finishing: false,
             flush_done: false,
-            next_record_seq: 0,
-            sums: HashMap::new(),
+            records: Records::new(0),
             stats,
             start_cycles: frames.cycles(),
         })
@@ -299,7 +273,7 @@ impl Daemon {
             .senders
             .get_mut(worker)
             .ok_or(KvError::Worker { worker, workers })?;
-        s.packer.push(key, value);
+        s.flow.push(key, value);
         self.stats.tuples += 1;
         Ok(())
     }
@@ -312,7 +286,7 @@ impl Daemon {
     /// producer happens to run.
     pub fn wants_input(&self) -> bool {
         let bound = self.window as usize * self.max_tuples;
-        let pending = || self.senders.iter().map(|s| s.packer.pending());
+        let pending = || self.senders.iter().map(|s| s.flow.pending());
         !self.finishing && pending().any(|p| p < self.max_tuples) && pending().all(|p| p < bound)
     }
 
@@ -322,81 +296,37 @@ impl Daemon {
         self.finishing = true;
     }
 
-    /// Can `s` form a packet now?
-    fn ready(&self, s: &Sender) -> bool {
-        let pending = s.packer.pending();
-        pending > 0 && (pending >= self.max_tuples || self.finishing)
-    }
-
-    /// Transmit: due retransmissions first, then new packets while the
-    /// window allows.
+    /// Transmit: each sender's due retransmissions, then its new packets
+    /// while its windows allow, as frames from its address into the
+    /// network.
     fn transmit(&mut self, now: u64) -> Result<()> {
+        let (net, stats, card_ep) = (&mut self.net, &mut self.stats, &self.card_ep);
         for (id, s) in self.senders.iter_mut().enumerate() {
-            let fired = s.timer.is_some_and(|t| t <= now);
-            let base = s.unacked.keys().next().copied();
-            for (&seq, u) in s.unacked.iter_mut() {
-                let lost = s.recovery.lost(u.sent_at, now);
-                // The timer resends the oldest packet; RACK any it deems lost.
-                let timeout = fired && Some(seq) == base;
-                if !timeout && !lost {
-                    continue;
-                }
-                if u.tries >= self.opts.max_tries {
-                    return Err(KvError::Stalled {
-                        sender: id,
-                        seq,
-                        tries: u.tries,
-                    });
-                }
-                if lost {
-                    self.stats.fast_retransmissions += 1;
-                } else {
-                    self.stats.timeouts += 1;
-                }
-                u.tries += 1;
-                u.prev_sent = Some(u.sent_at);
-                u.sent_at = now;
-                self.stats.retransmissions += 1;
-                self.stats.transmissions += 1;
-                self.net.send(now, id, self.card_port, u.frame.clone());
-            }
-            if fired {
-                s.recovery.on_timeout();
-                let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
-                s.timer = Some(now + s.recovery.timer(tail));
-            }
-        }
-        for id in 0..self.senders.len() {
-            while self.ready(&self.senders[id]) {
-                let s = &mut self.senders[id];
-                if s.next_seq.wrapping_sub(s.base()) >= self.window
-                    || s.unacked.len() as u32 >= s.cwnd.packets()
-                {
-                    break;
-                }
-                let (tuples, misplaced) = s.packer.take(self.max_tuples);
-                let seq = s.next_seq;
-                s.next_seq = s.next_seq.wrapping_add(1);
-                // `tuples.len() <= max_tuples <= packet::MAX_TUPLES`, which
-                // fits the u16 count (checked by `JobOptions::validate`).
-                let h = Header::data(self.opts.job, id as u16, seq, tuples.len() as u16);
-                let frame = build_frame(&s.me, &self.card_ep, &packet::encode(&h, &tuples));
-                s.unacked.insert(
-                    seq,
-                    Unacked {
-                        frame: frame.clone(),
-                        tries: 1,
-                        sent_at: now,
-                        prev_sent: None,
-                    },
-                );
-                let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
-                s.timer.get_or_insert(now + s.recovery.timer(tail));
-                self.stats.packets += 1;
-                self.stats.transmissions += 1;
-                self.stats.misplaced += misplaced as u64;
-                self.net.send(now, id, self.card_port, frame);
-            }
+            let me = &s.me;
+            s.flow
+                .transmit(now, self.finishing, self.opts.max_tries, |payload, why| {
+                    stats.transmissions += 1;
+                    match why {
+                        Transmission::New { misplaced } => {
+                            stats.packets += 1;
+                            stats.misplaced += misplaced as u64;
+                        }
+                        Transmission::Timeout => {
+                            stats.timeouts += 1;
+                            stats.retransmissions += 1;
+                        }
+                        Transmission::Lost => {
+                            stats.fast_retransmissions += 1;
+                            stats.retransmissions += 1;
+                        }
+                    }
+                    net.send(now, id, self.card_port, build_frame(me, card_ep, payload));
+                })
+                .map_err(|st| KvError::Stalled {
+                    sender: id,
+                    seq: st.seq,
+                    tries: st.tries,
+                })?;
         }
         Ok(())
     }
@@ -407,31 +337,18 @@ impl Daemon {
         let Some(p) = parse_built(frame).filter(|p| p.src == self.card_ep) else {
             return;
         };
-        let b = &p.payload;
-        if b.len() < 16 || b[1] != wire::KV_FLAG_ACK {
+        let Some(ack) = parse_ack(&p.payload) else {
             return;
-        }
-        let sender = u16::from_le_bytes([b[6], b[7]]) as usize;
-        let seq = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        };
         self.stats.acks += 1;
-        if b[12] == AckStatus::Duplicate as u8 {
+        if ack.duplicate {
             self.stats.duplicate_acks += 1;
         }
         // Matched by (sender, seq): an ack for a packet already retired
         // (a duplicate's, or a retransmission's) finds nothing.
-        if sender == id {
+        if ack.sender as usize == id {
             if let Some(s) = self.senders.get_mut(id) {
-                if let Some(u) = s.unacked.remove(&seq) {
-                    let clean = s.recovery.on_ack(now, u.sent_at, u.prev_sent, u.tries);
-                    if let (Some(rtt), Some(min), Some(srtt)) =
-                        (clean, s.recovery.min_rtt(), s.recovery.srtt())
-                    {
-                        s.cwnd.on_sample(now, rtt, min, srtt);
-                    }
-                    // Progress restarts the timer (RFC 6298 §5.3).
-                    let tail = !can_send(s, self.finishing, self.max_tuples, self.window);
-                    s.timer = (!s.unacked.is_empty()).then(|| now + s.recovery.timer(tail));
-                }
+                s.flow.on_ack(now, ack.seq, self.finishing);
             }
         }
     }
@@ -445,32 +362,7 @@ impl Daemon {
         if p.src != self.card_ep || p.dst != self.collector {
             return Ok(());
         }
-        let b = &p.payload;
-        if b.len() < 16 || b[1] & wire::KV_FLAG_RECORDS == 0 {
-            return Ok(());
-        }
-        let seq = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
-        if seq != self.next_record_seq {
-            return Err(KvError::RecordsLost {
-                expected: self.next_record_seq,
-                got: seq,
-            });
-        }
-        self.next_record_seq = seq.wrapping_add(1);
-        let flush = b[1] & wire::KV_FLAG_FLUSH != 0;
-        for r in b[16..].chunks_exact(8) {
-            let k = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
-            let v = i32::from_le_bytes([r[4], r[5], r[6], r[7]]);
-            *self.sums.entry(k).or_insert(0) += v as i64;
-            self.stats.host_records += 1;
-            if flush {
-                self.stats.flush_records += 1;
-            } else {
-                self.stats.spill_records += 1;
-            }
-        }
-        self.stats.record_frames += 1;
-        if b[1] & wire::KV_FLAG_FIN != 0 {
+        if self.records.take(&p.payload)? == Taken::Fin {
             self.flush_done = true;
         }
         Ok(())
@@ -514,19 +406,14 @@ impl Daemon {
         // empty window never blocks it). Copies still in the network then
         // belong to acknowledged packets, are duplicates, and need not be
         // waited for.
-        let unacked = self.senders.iter().any(|s| !s.unacked.is_empty());
+        let unacked = self.senders.iter().any(|s| !s.flow.all_acked());
         if !unacked && !frames.busy() {
             return Ok(Poll::Idle);
         }
         let next_event = self
             .senders
             .iter()
-            .flat_map(|s| {
-                s.unacked
-                    .values()
-                    .filter_map(|u| s.recovery.lost_at(u.sent_at))
-                    .chain(s.timer)
-            })
+            .filter_map(|s| s.flow.next_event())
             .chain(self.net.next_due())
             .min();
         let q = self.opts.quantum;
@@ -552,7 +439,7 @@ impl Daemon {
         let budget = flush_budget(&self.cfg);
         let mut acked_at = None;
         while self.step(card)? == Poll::Busy {
-            if self.senders.iter().all(|s| s.unacked.is_empty()) {
+            if self.senders.iter().all(|s| s.flow.all_acked()) {
                 let t0 = *acked_at.get_or_insert(frames.cycles());
                 if frames.cycles() - t0 > budget {
                     return Err(KvError::Drain {
@@ -577,36 +464,33 @@ impl Daemon {
                 });
             }
         }
-        self.read_counters(dev)?;
+        read_counters(dev, &mut self.stats)?;
         let st = &mut self.stats;
         st.cycles = frames.cycles() - self.start_cycles;
-        st.keys = self.sums.len() as u64;
+        self.records.fill(st);
         let net = self.net.stats();
         st.net_lost = net.lost;
         st.net_duplicated = net.duplicated;
         st.net_reordered = net.reordered;
-        let srtts: Vec<u64> = self
-            .senders
-            .iter()
-            .filter_map(|s| s.recovery.srtt())
-            .collect();
+        let srtts: Vec<u64> = self.senders.iter().filter_map(|s| s.flow.srtt()).collect();
         st.srtt = srtts.iter().sum::<u64>() / (srtts.len() as u64).max(1);
         st.finish_ratios();
         Ok(JobOutput {
-            sums: self.sums,
+            sums: self.records.sums,
             stats: self.stats,
         })
     }
+}
 
-    /// Read the engine's counters (LO first: it latches HI).
-    fn read_counters(&mut self, dev: &dyn Device) -> Result<()> {
-        let mut c = [0u64; 9];
-        for (i, v) in c.iter_mut().enumerate() {
-            let lo = dev.read_reg(&kv::COUNTERS[2 * i]).map_err(regs_err)? as u64;
-            let hi = dev.read_reg(&kv::COUNTERS[2 * i + 1]).map_err(regs_err)? as u64;
-            *v = hi << 32 | lo;
-        }
-        let st = &mut self.stats;
+/// Read the engine's counters into `st` (LO first: it latches HI).
+pub fn read_counters(dev: &dyn Device, st: &mut Stats) -> Result<()> {
+    let mut c = [0u64; 9];
+    for (i, v) in c.iter_mut().enumerate() {
+        let lo = dev.read_reg(&kv::COUNTERS[2 * i]).map_err(regs_err)? as u64;
+        let hi = dev.read_reg(&kv::COUNTERS[2 * i + 1]).map_err(regs_err)? as u64;
+        *v = hi << 32 | lo;
+    }
+    {
         st.accepted_packets = c[0];
         st.tuples_in = c[1];
         st.aggregated_on_nic = c[2];
@@ -616,8 +500,8 @@ impl Daemon {
         st.duplicates_dropped = c[6];
         st.malformed = c[7];
         st.window_drops = c[8];
-        Ok(())
     }
+    Ok(())
 }
 
 /// Advance the card until a record frame with FIN arrives on its host

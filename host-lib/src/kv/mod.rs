@@ -34,15 +34,21 @@
 //! `docs/kv-aggregation.md` describes the packet format, the card and the
 //! reliability scheme.
 
+pub mod collect;
 pub mod daemon;
+pub mod flow;
 pub mod gen;
 pub mod input;
 pub mod job;
 pub mod pack;
+pub mod records;
 pub mod recovery;
+pub mod sender;
 
+pub use collect::{collect, CollectOptions};
 pub use daemon::{run, Daemon, JobOutput, Poll};
 pub use job::{Finished, KvJob, Worker};
+pub use sender::{Sender, SenderOptions, SenderStats};
 
 use serde::Serialize;
 use weft_model::kv_agg::packet;
@@ -324,7 +330,7 @@ pub struct Stats {
 
 impl Stats {
     /// Fill in the ratios from the counts.
-    fn finish_ratios(&mut self) {
+    pub(crate) fn finish_ratios(&mut self) {
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         self.nic_resident_fraction = ratio(self.aggregated_on_nic, self.tuples);
         self.host_record_fraction = ratio(self.host_records, self.tuples);

@@ -31,6 +31,8 @@ mod card;
 mod hdl;
 mod memops;
 mod pci;
+mod roles;
+mod serve;
 
 #[derive(Parser)]
 #[command(
@@ -58,6 +60,18 @@ enum Cmd {
     /// rust-hdl and Verilator witnesses on a seeded random AXI4-Lite
     /// program and compare them cycle by cycle.
     Verify(card::VerifyArgs),
+    /// The card as a service: `weft card serve` runs the simulated card
+    /// as two TAP netdevs with its registers on a control socket.
+    Card {
+        #[command(subcommand)]
+        cmd: serve::CardCmd,
+    },
+    /// A key-value job's roles over UDP: senders on any host, the collector
+    /// on the card's host.
+    Kv {
+        #[command(subcommand)]
+        cmd: roles::KvCmd,
+    },
     /// Aggregation jobs on the card.
     Agg {
         #[command(subcommand)]
@@ -103,8 +117,11 @@ struct DeviceArg {
     /// (on Verilator when it is installed, else on rust-hdl's far slower
     /// simulator); `sim:verilator`, `sim:rust-hdl` or `sim:model` (the
     /// top's reference model) choose; `vfio:DDDD:BB:DD.F` is a card bound
-    /// to vfio-pci (its registers; jobs that need its frames refuse,
-    /// saying why).
+    /// to vfio-pci and `onic:DDDD:BB:DD.F` one whose onic netdev is bound
+    /// (their registers); `unix:PATH` is a card `weft card serve` runs
+    /// (its registers through the control socket). Jobs that need frame
+    /// ports these do not have refuse, saying why; the UDP roles (weft kv
+    /// send|collect) reach their frames through the network.
     #[arg(long, default_value = "sim", value_name = "DEVICE")]
     device: DeviceSpec,
 }
@@ -220,6 +237,8 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Regs(a) => card::regs(a),
         Cmd::Verify(a) => card::verify(a),
         Cmd::Hdl { cmd } => hdl::run(cmd),
+        Cmd::Card { cmd } => serve::run(cmd),
+        Cmd::Kv { cmd } => roles::run(cmd),
         Cmd::Agg { cmd } => agg::run(cmd),
         Cmd::Avm { cmd } => avm::run(cmd),
         Cmd::Memops { cmd } => memops::run(cmd),

@@ -33,7 +33,7 @@ fn bdf_of(spec: &str) -> Result<String> {
     };
     match full.parse::<DeviceSpec>()? {
         DeviceSpec::Vfio(bdf) => Ok(bdf),
-        DeviceSpec::Sim(_) => bail!("{spec}: probe takes a PCI function (vfio:0000:3b:00.0)"),
+        _ => bail!("{spec}: probe takes a PCI function (vfio:0000:3b:00.0)"),
     }
 }
 

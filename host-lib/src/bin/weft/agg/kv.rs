@@ -193,29 +193,7 @@ pub fn agg_kv(a: KvArgs) -> Result<()> {
     }
     if a.check {
         let want = kv::input::exact_sums(&tuples);
-        let mut bad: Vec<_> = want
-            .iter()
-            .filter(|(k, s)| done.sums.get(k) != Some(s))
-            .map(|(k, s)| (*k, *s, done.sums.get(k).copied()))
-            .collect();
-        let extra = done.sums.keys().filter(|k| !want.contains_key(k)).count();
-        if !bad.is_empty() || extra > 0 {
-            bad.sort_unstable();
-            let shown: Vec<String> = bad
-                .iter()
-                .take(3)
-                .map(|(k, s, got)| match got {
-                    Some(g) => format!("key {k}: card {g}, exact {s}"),
-                    None => format!("key {k}: missing, exact {s}"),
-                })
-                .collect();
-            bail!(
-                "check failed: {} of {} keys differ and {extra} unexpected key(s) ({})",
-                bad.len(),
-                want.len(),
-                shown.join("; ")
-            );
-        }
+        check_sums(&want, &done.sums)?;
         match verdict {
             Some(Err(e)) => bail!("check failed: the card disagrees with the reference model: {e}"),
             Some(Ok(n)) if !a.json => eprintln!(
@@ -232,7 +210,38 @@ pub fn agg_kv(a: KvArgs) -> Result<()> {
     Ok(())
 }
 
-fn write_sums(w: &mut impl std::io::Write, sums: &[(u32, i64)]) -> std::io::Result<()> {
+/// Fail unless `got` is exactly `want`, naming the first differences.
+pub(crate) fn check_sums(
+    want: &std::collections::HashMap<u32, i64>,
+    got: &std::collections::HashMap<u32, i64>,
+) -> Result<()> {
+    let mut bad: Vec<_> = want
+        .iter()
+        .filter(|(k, s)| got.get(k) != Some(s))
+        .map(|(k, s)| (*k, *s, got.get(k).copied()))
+        .collect();
+    let extra = got.keys().filter(|k| !want.contains_key(k)).count();
+    if bad.is_empty() && extra == 0 {
+        return Ok(());
+    }
+    bad.sort_unstable();
+    let shown: Vec<String> = bad
+        .iter()
+        .take(3)
+        .map(|(k, s, got)| match got {
+            Some(g) => format!("key {k}: card {g}, exact {s}"),
+            None => format!("key {k}: missing, exact {s}"),
+        })
+        .collect();
+    bail!(
+        "check failed: {} of {} keys differ and {extra} unexpected key(s) ({})",
+        bad.len(),
+        want.len(),
+        shown.join("; ")
+    )
+}
+
+pub(crate) fn write_sums(w: &mut impl std::io::Write, sums: &[(u32, i64)]) -> std::io::Result<()> {
     for (k, s) in sums {
         writeln!(w, "{k} {s}")?;
     }

@@ -1,0 +1,292 @@
+//! `weft kv send` and `weft kv collect`: a key-value job's roles over UDP,
+//! in separate processes on any hosts, against a real card or a served
+//! simulated one (`weft card serve`).
+
+use crate::agg::kv::{check_sums, write_sums};
+use crate::{open_card, print_json, DeviceArg};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::PathBuf;
+use std::time::Duration;
+use weft::kv::{self, collect::parse_v4, CollectOptions, Sender, SenderOptions};
+use weft::udp::parse_mac;
+use weft_model::wire;
+
+#[derive(Subcommand)]
+pub enum KvCmd {
+    /// One sender of a key-value job: its tuples to the card over UDP,
+    /// windowed, retransmitted until the card acknowledges every packet,
+    /// then DONE to the job's collector. Needs no card access of its own.
+    Send(SendArgs),
+    /// The collector of a key-value job, on the card's host: configures the
+    /// card through its registers, merges the spills and the flush it
+    /// receives on its UDP socket, flushes once every sender said DONE, and
+    /// writes the exact sums.
+    Collect(CollectArgs),
+}
+
+#[derive(Args)]
+pub struct SendArgs {
+    /// The card: IP or IP:PORT (port 22342, the key-value engine's, by
+    /// default).
+    #[arg(long, value_name = "IP[:PORT]")]
+    card: String,
+    /// The job's collector, told when this sender is done.
+    #[arg(long, value_name = "IP:PORT")]
+    collector: String,
+    /// Job id (the collector's --job).
+    #[arg(long, default_value_t = 1)]
+    job: u16,
+    /// This sender's id, 0.. the job's senders: its lines of the input.
+    #[arg(long)]
+    id: u16,
+    /// Tuple file (`worker key value` per line): the lines of worker --id
+    /// are sent.
+    #[arg(
+        long,
+        required_unless_present = "generate",
+        conflicts_with = "generate"
+    )]
+    input: Option<PathBuf>,
+    /// Generate the job's stream instead (zipf:S:KEYS:TUPLES, with
+    /// --workers and --seed, as `weft agg kv --generate`) and send worker
+    /// --id's share.
+    #[arg(long, value_name = "SPEC")]
+    generate: Option<String>,
+    /// Workers of the generated stream.
+    #[arg(long, default_value_t = 4)]
+    workers: usize,
+    /// Seed of the generated stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Bind here (default: any address, any port).
+    #[arg(long, value_name = "IP:PORT")]
+    bind: Option<String>,
+    /// The card's lanes (kv.GEOMETRY): tuples go to their keys' home lanes.
+    #[arg(long, default_value_t = 8)]
+    lanes: usize,
+    /// Give up after this many seconds without the collector's answer.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Statistics as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct CollectArgs {
+    /// The card's registers: onic:BDF or vfio:BDF on hardware, unix:PATH
+    /// for a served simulated card.
+    #[command(flatten)]
+    device: DeviceArg,
+    /// Job id.
+    #[arg(long, default_value_t = 1)]
+    job: u16,
+    /// Senders in the job (ids 0..N).
+    #[arg(long)]
+    senders: usize,
+    /// Receive the card's record frames and the senders' DONE here: an
+    /// address of the card's host netdev.
+    #[arg(long, value_name = "IP:PORT", default_value = "10.0.0.1:7000")]
+    listen: String,
+    /// The MAC the card addresses record frames to (default: the MAC of the
+    /// interface that has the --listen address).
+    #[arg(long, value_name = "MAC")]
+    host_mac: Option<String>,
+    /// The card's own MAC (its net.MAC registers).
+    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
+    card_mac: String,
+    /// The card's own IPv4 address (net.IP): senders send to it.
+    #[arg(long, value_name = "IP", default_value = "10.0.0.2")]
+    card_ip: Ipv4Addr,
+    /// Turn the card's hot-key-agnostic replacement off.
+    #[arg(long)]
+    no_replace: bool,
+    /// Give up after this many seconds with nothing arriving.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Write the `key sum` lines here (else to stdout without --json).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Compare the sums with the exact sums of this tuple file (all
+    /// workers' lines); exit non-zero on any difference.
+    #[arg(long, value_name = "FILE")]
+    check: Option<PathBuf>,
+    /// One JSON object {"sums": ..., "stats": ..., "senders": ...} on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: KvCmd) -> Result<()> {
+    match cmd {
+        KvCmd::Send(a) => send(a),
+        KvCmd::Collect(a) => collect(a),
+    }
+}
+
+fn seconds(flag: &str, s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("--{flag} {s}: a positive number of seconds"))
+}
+
+fn send(a: SendArgs) -> Result<()> {
+    let card: SocketAddr = match a.card.parse::<SocketAddrV4>() {
+        Ok(s) => s.into(),
+        Err(_) => match a.card.parse::<Ipv4Addr>() {
+            Ok(ip) => SocketAddr::from((ip, wire::KV_PORT)),
+            Err(_) => bail!("--card {:?}: expected IP or IP:PORT", a.card),
+        },
+    };
+    let collector: SocketAddr = parse_v4(&a.collector)
+        .with_context(|| format!("--collector {:?}: expected IP:PORT", a.collector))?
+        .into();
+    let timeout = seconds("timeout", a.timeout)?;
+    let tuples: Vec<(u32, i32)> = match (&a.generate, &a.input) {
+        (Some(spec), _) => {
+            if usize::from(a.id) >= a.workers {
+                bail!(
+                    "--id {}: the generated stream has workers 0..{}",
+                    a.id,
+                    a.workers
+                );
+            }
+            let z = kv::gen::ZipfSpec::parse(spec, a.workers, a.seed)?;
+            kv::gen::zipf(&z)?
+                .into_iter()
+                .filter(|t| t.worker == usize::from(a.id))
+                .map(|t| (t.key, t.value))
+                .collect()
+        }
+        (None, Some(path)) => kv::input::read(path, usize::MAX)
+            .with_context(|| format!("reading {}", path.display()))?
+            .into_iter()
+            .filter(|t| t.worker == usize::from(a.id))
+            .map(|t| (t.key, t.value))
+            .collect(),
+        (None, None) => bail!("one of --input FILE or --generate SPEC is needed"),
+    };
+    let mut o = SenderOptions::new(card, collector, a.job, a.id);
+    o.lanes = a.lanes;
+    if let Some(b) = &a.bind {
+        o.bind = parse_v4(b)
+            .with_context(|| format!("--bind {b:?}: expected IP:PORT"))?
+            .into();
+    }
+    let mut s = Sender::open(o)?;
+    for (k, v) in tuples {
+        s.push(k, v)?;
+    }
+    let st = s.finish(timeout)?;
+    if a.json {
+        return print_json(&st);
+    }
+    eprintln!(
+        "sender {}: {} tuples in {} packets ({} transmissions: {} timeouts, {} fast retransmissions; {} acks, {} for duplicates), {:.2} s, {:.0} tuples/s, srtt {} µs",
+        a.id,
+        st.tuples,
+        st.packets,
+        st.transmissions,
+        st.timeouts,
+        st.fast_retransmissions,
+        st.acks,
+        st.duplicate_acks,
+        st.seconds,
+        st.tuples_per_second,
+        st.srtt_us
+    );
+    Ok(())
+}
+
+fn collect(a: CollectArgs) -> Result<()> {
+    let listen = parse_v4(&a.listen)
+        .with_context(|| format!("--listen {:?}: expected IP:PORT", a.listen))?;
+    let mac = |flag: &str, s: &str| {
+        parse_mac(s)
+            .with_context(|| format!("--{flag} {s:?}: expected a MAC like 02:57:46:00:00:01"))
+    };
+    let host_mac = a
+        .host_mac
+        .as_deref()
+        .map(|s| mac("host-mac", s))
+        .transpose()?;
+    let card_mac = mac("card-mac", &a.card_mac)?;
+    let want = match &a.check {
+        Some(p) => Some(kv::input::exact_sums(
+            &kv::input::read(p, usize::MAX).with_context(|| format!("reading {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let opts = CollectOptions {
+        job: a.job,
+        senders: a.senders,
+        listen,
+        host_mac,
+        card_mac,
+        card_ip: a.card_ip,
+        replace: !a.no_replace,
+        idle_timeout: seconds("timeout", a.timeout)?,
+    };
+    let card = open_card(&a.device.device)?;
+    let t0 = std::time::Instant::now();
+    let (out, senders) = kv::collect(&card, &opts, || {
+        eprintln!(
+            "collector ready: job {} on {}, {} senders, listening on {listen}",
+            a.job,
+            card.name(),
+            a.senders
+        )
+    })?;
+    let secs = t0.elapsed().as_secs_f64();
+    let sums = kv::input::sorted(&out.sums);
+    if let Some(path) = &a.output {
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        );
+        write_sums(&mut f, &sums).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if a.json {
+        print_json(&json!({
+            "sums": sums,
+            "stats": out.stats,
+            "seconds": secs,
+            "senders": senders.values().map(|d| json!({"id": d.sender, "packets": d.packets, "tuples": d.tuples})).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        if a.output.is_none() {
+            let o = std::io::stdout();
+            write_sums(&mut std::io::BufWriter::new(o.lock()), &sums)
+                .context("writing the sums to stdout")?;
+        }
+        let st = &out.stats;
+        eprintln!(
+            "collected {} tuples of {} senders in {:.2} s ({:.0} tuples/s): {} keys, {} records in {} frames ({} spilled, {} flushed); card: {} packets accepted, {} duplicates dropped, {} malformed, {} ahead of the window",
+            st.tuples,
+            st.workers,
+            secs,
+            st.tuples as f64 / secs.max(1e-9),
+            st.keys,
+            st.host_records,
+            st.record_frames,
+            st.spill_records,
+            st.flush_records,
+            st.accepted_packets,
+            st.duplicates_dropped,
+            st.malformed,
+            st.window_drops
+        );
+    }
+    if let Some(want) = want {
+        check_sums(&want, &out.sums)?;
+        if !a.json {
+            eprintln!(
+                "check: all {} keys equal the exact sums of the input",
+                want.len()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! One sender's reliable flow of key-value packets to the card, whatever
+//! carries them: its packer, its sequence numbers, the packets in flight,
+//! their loss recovery ([`Recovery`]) and its delay window
+//! ([`DelayWindow`]).
+//!
+//! A [`Flow`] knows nothing about the transport or the clock: time is a
+//! `u64` in whatever unit the caller keeps (the in-process daemon uses the
+//! card's cycles, the UDP [`super::Sender`] microseconds of wall time), and
+//! packets leave as UDP payloads handed to a callback. So the simulated
+//! job and a sender on a real network recover from loss with the same code.
+
+use super::pack::Packer;
+use super::recovery::{DelayWindow, Recovery};
+use std::collections::BTreeMap;
+use weft_model::kv_agg::packet::{self, AckStatus, Header};
+use weft_model::wire;
+
+/// A packet sent and not yet acknowledged.
+#[derive(Debug)]
+struct Unacked {
+    /// The UDP payload (header and tuples).
+    payload: Vec<u8>,
+    /// Transmissions so far.
+    tries: u32,
+    /// When it was last transmitted.
+    sent_at: u64,
+    /// When it was transmitted before that.
+    prev_sent: Option<u64>,
+}
+
+/// Why a packet leaves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Transmission {
+    /// A new packet, with this many tuples outside their home lane.
+    New {
+        /// Misplaced tuples ([`super::pack`]).
+        misplaced: usize,
+    },
+    /// The oldest packet, because the timer fired.
+    Timeout,
+    /// A packet deemed lost from the acks of later ones (RACK).
+    Lost,
+}
+
+/// A packet that reached the most transmissions allowed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Stalled {
+    /// Its sequence number.
+    pub seq: u32,
+    /// Transmissions made.
+    pub tries: u32,
+}
+
+/// A key-value acknowledgement from the card (`docs/wire.md`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Ack {
+    /// Job id.
+    pub job: u16,
+    /// Sender id.
+    pub sender: u16,
+    /// Sequence number acknowledged.
+    pub seq: u32,
+    /// The card had seen the packet before.
+    pub duplicate: bool,
+}
+
+/// Parse an acknowledgement from a UDP payload; `None` if it is not one.
+pub fn parse_ack(b: &[u8]) -> Option<Ack> {
+    if b.len() < 16 || b[0] != packet::VERSION || b[1] != wire::KV_FLAG_ACK {
+        return None;
+    }
+    Some(Ack {
+        job: u16::from_le_bytes([b[4], b[5]]),
+        sender: u16::from_le_bytes([b[6], b[7]]),
+        seq: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
+        duplicate: b[12] == AckStatus::Duplicate as u8,
+    })
+}
+
+/// One sender's flow (see the module docs).
+#[derive(Debug)]
+pub struct Flow {
+    job: u16,
+    id: u16,
+    window: u32,
+    max_tuples: usize,
+    packer: Packer,
+    next_seq: u32,
+    unacked: BTreeMap<u32, Unacked>,
+    recovery: Recovery,
+    cwnd: DelayWindow,
+    /// The retransmission timer: when it fires, while packets are
+    /// outstanding.
+    timer: Option<u64>,
+}
+
+impl Flow {
+    /// Sender `id` of job `job`: packets of up to `max_tuples` tuples, at
+    /// most `window` sequence numbers past the oldest unacknowledged one
+    /// (the card's window), recovering with `recovery` and pacing with
+    /// `cwnd`.
+    pub fn new(
+        job: u16,
+        id: u16,
+        packer: Packer,
+        max_tuples: usize,
+        window: u32,
+        recovery: Recovery,
+        cwnd: DelayWindow,
+    ) -> Self {
+        Self {
+            job,
+            id,
+            window: window.max(1),
+            max_tuples: max_tuples.max(1),
+            packer,
+            next_seq: 0,
+            unacked: BTreeMap::new(),
+            recovery,
+            cwnd,
+            timer: None,
+        }
+    }
+
+    /// Queue a tuple.
+    pub fn push(&mut self, key: u32, value: i32) {
+        self.packer.push(key, value);
+    }
+
+    /// Tuples queued and not yet in a packet.
+    pub fn pending(&self) -> usize {
+        self.packer.pending()
+    }
+
+    /// Packets formed so far (the next sequence number).
+    pub fn packets(&self) -> u32 {
+        self.next_seq
+    }
+
+    /// Packets in flight.
+    pub fn in_flight(&self) -> usize {
+        self.unacked.len()
+    }
+
+    /// Every packet formed has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.unacked.is_empty()
+    }
+
+    /// The smoothed round trip, once there is a sample.
+    pub fn srtt(&self) -> Option<u64> {
+        self.recovery.srtt()
+    }
+
+    /// The retransmission timeout now.
+    pub fn rto(&self) -> u64 {
+        self.recovery.rto()
+    }
+
+    /// Lowest sequence number not yet acknowledged (the window's base).
+    fn base(&self) -> u32 {
+        self.unacked.keys().next().copied().unwrap_or(self.next_seq)
+    }
+
+    /// A packet could leave now: a packet's worth of tuples (or the rest,
+    /// once `finishing`) and room in both windows. A flow that cannot will
+    /// not elicit the acks RACK needs to find its losses.
+    fn can_send(&self, finishing: bool) -> bool {
+        let pending = self.packer.pending();
+        pending > 0
+            && (pending >= self.max_tuples || finishing)
+            && self.next_seq.wrapping_sub(self.base()) < self.window
+            && (self.unacked.len() as u32) < self.cwnd.packets()
+    }
+
+    /// Transmit what is due at `now`: retransmissions first (the oldest
+    /// packet when the timer fired, any RACK deems lost), then new packets
+    /// while both windows allow. Every payload goes to `out`. A packet
+    /// already sent `max_tries` times is not sent again: the flow has
+    /// stalled.
+    pub fn transmit(
+        &mut self,
+        now: u64,
+        finishing: bool,
+        max_tries: u32,
+        mut out: impl FnMut(&[u8], Transmission),
+    ) -> Result<(), Stalled> {
+        let fired = self.timer.is_some_and(|t| t <= now);
+        let base = self.unacked.keys().next().copied();
+        for (&seq, u) in self.unacked.iter_mut() {
+            let lost = self.recovery.lost(u.sent_at, now);
+            let timeout = fired && Some(seq) == base;
+            if !timeout && !lost {
+                continue;
+            }
+            if u.tries >= max_tries {
+                return Err(Stalled {
+                    seq,
+                    tries: u.tries,
+                });
+            }
+            u.tries += 1;
+            u.prev_sent = Some(u.sent_at);
+            u.sent_at = now;
+            let why = if lost {
+                Transmission::Lost
+            } else {
+                Transmission::Timeout
+            };
+            out(&u.payload, why);
+        }
+        if fired {
+            self.recovery.on_timeout();
+            let tail = !self.can_send(finishing);
+            self.timer = Some(now + self.recovery.timer(tail));
+        }
+        while self.can_send(finishing) {
+            let (tuples, misplaced) = self.packer.take(self.max_tuples);
+            let seq = self.next_seq;
+            self.next_seq = self.next_seq.wrapping_add(1);
+            // `tuples.len() <= max_tuples <= packet::MAX_TUPLES`, which fits
+            // the u16 count (checked where `max_tuples` comes from).
+            let h = Header::data(self.job, self.id, seq, tuples.len() as u16);
+            let payload = packet::encode(&h, &tuples);
+            out(&payload, Transmission::New { misplaced });
+            self.unacked.insert(
+                seq,
+                Unacked {
+                    payload,
+                    tries: 1,
+                    sent_at: now,
+                    prev_sent: None,
+                },
+            );
+            let tail = !self.can_send(finishing);
+            self.timer.get_or_insert(now + self.recovery.timer(tail));
+        }
+        Ok(())
+    }
+
+    /// The card acknowledged `seq` at `now`: the packet retires, its round
+    /// trip feeds recovery and the delay window, and the timer restarts
+    /// (RFC 6298 §5.3). Returns whether it retired a packet (an ack of a
+    /// packet already retired, a duplicate's or a retransmission's, finds
+    /// nothing).
+    pub fn on_ack(&mut self, now: u64, seq: u32, finishing: bool) -> bool {
+        let Some(u) = self.unacked.remove(&seq) else {
+            return false;
+        };
+        let clean = self.recovery.on_ack(now, u.sent_at, u.prev_sent, u.tries);
+        if let (Some(rtt), Some(min), Some(srtt)) =
+            (clean, self.recovery.min_rtt(), self.recovery.srtt())
+        {
+            self.cwnd.on_sample(now, rtt, min, srtt);
+        }
+        let tail = !self.can_send(finishing);
+        self.timer = (!self.unacked.is_empty()).then(|| now + self.recovery.timer(tail));
+        true
+    }
+
+    /// The next time something is due without new input: a RACK deadline
+    /// or the timer.
+    pub fn next_event(&self) -> Option<u64> {
+        self.unacked
+            .values()
+            .filter_map(|u| self.recovery.lost_at(u.sent_at))
+            .chain(self.timer)
+            .min()
+    }
+}
