@@ -43,6 +43,7 @@ mod job;
 pub mod jobs;
 pub mod report;
 pub mod sched;
+pub mod udp;
 
 pub use card::GradSession;
 pub use host::HostModel;

@@ -3,6 +3,7 @@
 
 use super::GradError;
 use serde::Serialize;
+use weft_model::grad_agg::model::counter;
 
 /// Which weft-fw policy sets the job priorities.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -188,6 +189,22 @@ pub struct CardCounters {
     pub malformed: u64,
     /// Slots evicted by a flush.
     pub flushed: u64,
+}
+
+impl CardCounters {
+    /// From the engine's counters in register order.
+    pub fn from_counts(v: &[u64; counter::N]) -> Self {
+        Self {
+            packets: v[counter::PKTS],
+            aggregated: v[counter::AGGREGATED],
+            completed: v[counter::COMPLETED],
+            preempted: v[counter::PREEMPTED],
+            fallbacks: v[counter::FALLBACKS],
+            duplicates: v[counter::DUPLICATES],
+            malformed: v[counter::MALFORMED],
+            flushed: v[counter::FLUSHED],
+        }
+    }
 }
 
 /// A run's figures.

@@ -72,6 +72,12 @@ enum Cmd {
         #[command(subcommand)]
         cmd: roles::KvCmd,
     },
+    /// A gradient job's roles over UDP: workers on any host, the host
+    /// fallback on the card's host.
+    Grad {
+        #[command(subcommand)]
+        cmd: roles::GradCmd,
+    },
     /// Aggregation jobs on the card.
     Agg {
         #[command(subcommand)]
@@ -239,6 +245,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Hdl { cmd } => hdl::run(cmd),
         Cmd::Card { cmd } => serve::run(cmd),
         Cmd::Kv { cmd } => roles::run(cmd),
+        Cmd::Grad { cmd } => roles::run_grad(cmd),
         Cmd::Agg { cmd } => agg::run(cmd),
         Cmd::Avm { cmd } => avm::run(cmd),
         Cmd::Memops { cmd } => memops::run(cmd),

@@ -134,13 +134,7 @@ fn seconds(flag: &str, s: f64) -> Result<Duration> {
 }
 
 fn send(a: SendArgs) -> Result<()> {
-    let card: SocketAddr = match a.card.parse::<SocketAddrV4>() {
-        Ok(s) => s.into(),
-        Err(_) => match a.card.parse::<Ipv4Addr>() {
-            Ok(ip) => SocketAddr::from((ip, wire::KV_PORT)),
-            Err(_) => bail!("--card {:?}: expected IP or IP:PORT", a.card),
-        },
-    };
+    let card = card_addr(&a.card, wire::KV_PORT)?;
     let collector: SocketAddr = parse_v4(&a.collector)
         .with_context(|| format!("--collector {:?}: expected IP:PORT", a.collector))?
         .into();
@@ -288,5 +282,189 @@ fn collect(a: CollectArgs) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum GradCmd {
+    /// One worker of a gradient job: JOIN the job's fallback, stream a
+    /// seeded tensor per iteration to the card's gradient port, take each
+    /// chunk's RESULT (from the card, or from the fallback) and check it
+    /// against the exact fixed-point sum; retransmit on timeout; DONE.
+    Worker(WorkerArgs),
+    /// The host fallback of a gradient job, on the card's host: configures
+    /// the card, writes the joined workers into its worker table, completes
+    /// what the card evicts or cannot place and sends those RESULTs to the
+    /// workers; flushes and prints the card's counters at the end.
+    Fallback(FallbackArgs),
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The card: IP or IP:PORT (port 22343, the gradient engine's, by
+    /// default).
+    #[arg(long, value_name = "IP[:PORT]")]
+    card: String,
+    /// The job's fallback on the card's host.
+    #[arg(long, value_name = "IP:PORT")]
+    fallback: String,
+    /// Job id (0..16).
+    #[arg(long, default_value_t = 0)]
+    job: u16,
+    /// This worker's id (0..workers).
+    #[arg(long)]
+    worker: u8,
+    /// Workers of the job.
+    #[arg(long)]
+    workers: u8,
+    /// Values of each iteration's tensor.
+    #[arg(long, default_value_t = 4096)]
+    values: usize,
+    /// Iterations (one tensor each).
+    #[arg(long, default_value_t = 4)]
+    iterations: u32,
+    /// Seed of every worker's values (the same for the whole job).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Give up after this many seconds without progress.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Statistics as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct FallbackArgs {
+    /// The card's registers (onic:BDF, vfio:BDF, unix:PATH).
+    #[command(flatten)]
+    device: DeviceArg,
+    /// Job id (0..16).
+    #[arg(long, default_value_t = 0)]
+    job: u16,
+    /// Workers of the job.
+    #[arg(long)]
+    workers: u8,
+    /// The job's priority on the card (0..=15).
+    #[arg(long, default_value_t = 0)]
+    priority: u8,
+    /// Listen here: an address of the card's host netdev.
+    #[arg(long, value_name = "IP:PORT", default_value = "10.0.0.1:7001")]
+    listen: String,
+    /// The MAC the card sends EVICT and FALLBACK to (default: that of the
+    /// interface with the --listen address).
+    #[arg(long, value_name = "MAC")]
+    host_mac: Option<String>,
+    /// The card's own MAC.
+    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
+    card_mac: String,
+    /// The card's own IPv4 address.
+    #[arg(long, value_name = "IP", default_value = "10.0.0.2")]
+    card_ip: Ipv4Addr,
+    /// Give up after this many seconds with nothing arriving.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Statistics as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run_grad(cmd: GradCmd) -> Result<()> {
+    match cmd {
+        GradCmd::Worker(a) => grad_worker(a),
+        GradCmd::Fallback(a) => grad_fallback(a),
+    }
+}
+
+/// `IP` or `IP:PORT`, with `port` when none is given.
+fn card_addr(s: &str, port: u16) -> Result<SocketAddr> {
+    match s.parse::<SocketAddrV4>() {
+        Ok(a) => Ok(a.into()),
+        Err(_) => match s.parse::<Ipv4Addr>() {
+            Ok(ip) => Ok(SocketAddr::from((ip, port))),
+            Err(_) => bail!("--card {s:?}: expected IP or IP:PORT"),
+        },
+    }
+}
+
+fn grad_worker(a: WorkerArgs) -> Result<()> {
+    use weft::grad::udp::{worker, WorkerOptions};
+    let card = card_addr(&a.card, wire::GRAD_PORT)?;
+    let fallback: SocketAddr = parse_v4(&a.fallback)
+        .with_context(|| format!("--fallback {:?}: expected IP:PORT", a.fallback))?
+        .into();
+    let mut o = WorkerOptions::new(card, fallback, a.job, a.worker, a.workers);
+    o.values = a.values;
+    o.iterations = a.iterations;
+    o.seed = a.seed;
+    o.timeout = seconds("timeout", a.timeout)?;
+    let st = worker(&o)?;
+    if a.json {
+        return print_json(&st);
+    }
+    eprintln!(
+        "worker {}: {} chunks exact ({} from the card, {} from the host fallback) in {:.2} s; {} DATA sent, {} retransmitted, {} late RESULTs, srtt {} µs",
+        a.worker,
+        st.chunks,
+        st.from_card,
+        st.from_host,
+        st.seconds,
+        st.transmissions,
+        st.retransmissions,
+        st.late_results,
+        st.srtt_us
+    );
+    Ok(())
+}
+
+fn grad_fallback(a: FallbackArgs) -> Result<()> {
+    use weft::grad::udp::{fallback, FallbackOptions};
+    let listen = parse_v4(&a.listen)
+        .with_context(|| format!("--listen {:?}: expected IP:PORT", a.listen))?;
+    let mac = |flag: &str, s: &str| {
+        parse_mac(s)
+            .with_context(|| format!("--{flag} {s:?}: expected a MAC like 02:57:46:00:00:01"))
+    };
+    let opts = FallbackOptions {
+        job: a.job,
+        workers: a.workers,
+        listen,
+        host_mac: a
+            .host_mac
+            .as_deref()
+            .map(|s| mac("host-mac", s))
+            .transpose()?,
+        card_mac: mac("card-mac", &a.card_mac)?,
+        card_ip: a.card_ip,
+        priority: a.priority,
+        idle_timeout: seconds("timeout", a.timeout)?,
+    };
+    let card = open_card(&a.device.device)?;
+    let st = fallback(&card, &opts, || {
+        eprintln!(
+            "fallback ready: job {} on {}, {} workers, listening on {listen}",
+            a.job,
+            card.name(),
+            a.workers
+        )
+    })?;
+    if a.json {
+        return print_json(&st);
+    }
+    let c = &st.card;
+    eprintln!(
+        "fallback: job {} done in {:.2} s: {} chunks completed on the host from {} partials ({} conflicts); card: {} packets, {} chunks completed, {} fallbacks, {} duplicates, {} malformed, {} flushed",
+        a.job,
+        st.seconds,
+        st.completed_on_host,
+        st.partials,
+        st.conflicts,
+        c.packets,
+        c.completed,
+        c.fallbacks,
+        c.duplicates,
+        c.malformed,
+        c.flushed
+    );
     Ok(())
 }

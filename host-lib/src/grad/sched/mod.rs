@@ -614,16 +614,7 @@ impl Run<'_> {
             *c = lo as u64 | (hi as u64) << 32;
         }
         self.drain_out()?;
-        Ok(CardCounters {
-            packets: v[counter::PKTS],
-            aggregated: v[counter::AGGREGATED],
-            completed: v[counter::COMPLETED],
-            preempted: v[counter::PREEMPTED],
-            fallbacks: v[counter::FALLBACKS],
-            duplicates: v[counter::DUPLICATES],
-            malformed: v[counter::MALFORMED],
-            flushed: v[counter::FLUSHED],
-        })
+        Ok(CardCounters::from_counts(&v))
     }
 
     fn report(&self, counters: CardCounters, wall: f64) -> RunReport {
