@@ -134,6 +134,7 @@ inns "$ns_card" ip link set wwire master br0 up
 inns "$ns_card" ip link set whost netns "$ns_host"
 inns "$ns_host" ip link set whost address "$host_mac" up
 inns "$ns_host" ip addr add "$host_ip/24" dev whost
+inns "$ns_host" ip neigh replace "$card_ip" lladdr "$card_mac" dev whost nud permanent
 say "card up: $(head -n 1 "$logs/card.log")"
 
 # --- faults ----------------------------------------------------------------
@@ -223,6 +224,20 @@ wait "$fallback_pid"
 t1=$(date +%s.%N)
 cat "$logs"/worker*.log "$logs/fallback.log"
 say "gradient job exact: $senders workers x 4 iterations x 4096 values in $(python3 -c "print(round($t1-$t0, 2))") s"
+
+# --- MemOps from the card's host ---------------------------------------------------
+# The same program and trace as `weft memops run` on the in-process model:
+# the completions must be the same.
+"$weft" memops run --device sim:model --program examples/memops/pool.toml --trace examples/memops/pool.trace \
+    | awk '/^#/ {exit} {print}' | sort >"$work/memops.want"
+inns "$ns_host" "$weft" memops send --card "$card_ip" --device "unix:$sock" \
+    --program examples/memops/pool.toml --trace examples/memops/pool.trace 2>"$logs/memops.log" | sort >"$work/memops.got"
+cat "$logs/memops.log"
+if ! diff -u "$work/memops.want" "$work/memops.got"; then
+    say "MemOps completions over the host netdev differ from the in-process run's"
+    exit 1
+fi
+say "MemOps: $(wc -l <"$work/memops.got") completions over the host netdev, equal to the in-process run's"
 
 # --- what the faults did ------------------------------------------------------
 drops=$(inns "$ns_card" nft list table bridge weft 2>/dev/null | grep -o 'packets [0-9]*' | awk '{s+=$2} END {print s+0}')

@@ -4,6 +4,7 @@
 pub mod program;
 pub mod run;
 pub mod trace;
+pub mod udp;
 
 pub use program::{parse, verify, Parsed, Rejection};
 pub use run::{run, RunReport};

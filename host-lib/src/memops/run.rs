@@ -60,7 +60,8 @@ pub struct RunReport {
     pub model: std::result::Result<u64, String>,
 }
 
-fn status_name(s: Status) -> &'static str {
+/// A status as the reports print it.
+pub fn status_name(s: Status) -> &'static str {
     match s {
         Status::Ok => "ok",
         Status::Denied => "denied",
@@ -138,9 +139,21 @@ fn telemetry(card: &Card) -> weft_driver::Result<Vec<(String, u64)>> {
     Ok(v)
 }
 
+/// Configure `card` for MemOps requests: its addresses (`me`), the
+/// (already verified) program `p`, every destination's pages in the pool,
+/// the engines on. Returns the pool, for its snapshot after the run.
+pub fn prepare(card: &Card, p: &Parsed, me: &Endpoint) -> Result<Pool> {
+    let image = p.program.image().map_err(|e| Error::Check(e.to_string()))?;
+    card.set_address_to(me)?;
+    install(card, &image)?;
+    let mut pool = Pool::on_card(card)?;
+    map_pool(&mut pool)?;
+    card.enable_engines()?;
+    Ok(pool)
+}
+
 /// Run `reqs` under the (already verified) program on `card`.
 pub fn run(card: &Card, p: &Parsed, reqs: &[Request]) -> Result<RunReport> {
-    let image = p.program.image().map_err(|e| Error::Check(e.to_string()))?;
     if let Some(r) = reqs.iter().find(|r| r.src as usize >= PORTS) {
         return Err(Error::Check(format!(
             "request tag {} from port {}: the card's MemOps has ports 0 to {}",
@@ -151,11 +164,7 @@ pub fn run(card: &Card, p: &Parsed, reqs: &[Request]) -> Result<RunReport> {
     }
     let (card, checker) = Checked::wrap_card(card.clone())?;
     let frames = card.frames()?;
-    card.set_address()?;
-    install(&card, &image)?;
-    let mut pool = Pool::on_card(&card)?;
-    map_pool(&mut pool)?;
-    card.enable_engines()?;
+    let mut pool = prepare(&card, p, &addr::card())?;
     // Frames the card sent while being configured are not the run's.
     frames.recv()?;
     let to = Endpoint {

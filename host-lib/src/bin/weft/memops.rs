@@ -39,6 +39,95 @@ pub enum MemopsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Send a trace's transactions to a card's MemOps port over UDP, one
+    /// at a time (never resent: a write could apply twice), and print the
+    /// completions `src tag status [data]`. With --device and --program,
+    /// first program the card through its registers.
+    Send(SendArgs),
+}
+
+/// `weft memops send`.
+#[derive(clap::Args)]
+pub struct SendArgs {
+    /// The card: IP or IP:PORT (port 22344, MemOps', by default).
+    #[arg(long, value_name = "IP[:PORT]")]
+    card: String,
+    /// The trace: `src op addr len tag [data-hex]` per line.
+    #[arg(long)]
+    trace: PathBuf,
+    /// First program the card through its registers (--device) with this
+    /// verified program and give each destination its pages.
+    #[arg(long, requires = "device")]
+    program: Option<PathBuf>,
+    /// The card's registers for --program (onic:BDF, vfio:BDF, unix:PATH).
+    #[arg(long, value_name = "DEVICE")]
+    device: Option<weft::DeviceSpec>,
+    /// The card's own MAC, with --program.
+    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
+    card_mac: String,
+    /// Bind here (default: any address, any port).
+    #[arg(long, value_name = "IP:PORT", default_value = "0.0.0.0:0")]
+    bind: String,
+    /// Seconds to wait for each completion.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+fn memops_send(a: SendArgs) -> Result<()> {
+    use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+    let card: SocketAddr = match a.card.parse::<SocketAddrV4>() {
+        Ok(s) => s.into(),
+        Err(_) => match a.card.parse::<Ipv4Addr>() {
+            Ok(ip) => SocketAddr::from((ip, weft_model::wire::MEMOPS_PORT)),
+            Err(_) => bail!("--card {:?}: expected IP or IP:PORT", a.card),
+        },
+    };
+    let bind: SocketAddr = a
+        .bind
+        .parse()
+        .with_context(|| format!("--bind {:?}: expected IP:PORT", a.bind))?;
+    let timeout = std::time::Duration::try_from_secs_f64(a.timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("--timeout {}: a positive number of seconds", a.timeout))?;
+    let text = std::fs::read_to_string(&a.trace)
+        .with_context(|| format!("reading {}", a.trace.display()))?;
+    let reqs = weft::memops::parse_trace(&text).with_context(|| a.trace.display().to_string())?;
+    if let (Some(path), Some(device)) = (&a.program, &a.device) {
+        let p = load_program(path)?;
+        weft::memops::verify(&p)
+            .map_err(|r| anyhow::anyhow!("{}: rejected: {}", path.display(), r.message))?;
+        let std::net::IpAddr::V4(ip) = card.ip() else {
+            bail!("--card: IPv4 only");
+        };
+        let mac = weft::udp::parse_mac(&a.card_mac)
+            .with_context(|| format!("--card-mac {:?}: expected a MAC", a.card_mac))?;
+        let c = crate::open_card(device)?;
+        weft::memops::run::prepare(&c, &p, &weft_model::wire::Endpoint { mac, ip, port: 0 })?;
+    }
+    let out = weft::memops::udp::send(card, bind, &reqs, timeout)?;
+    if a.json {
+        let v: Vec<_> = out
+            .iter()
+            .map(|(src, c)| json!({"src": src, "tag": c.tag, "status": c.status, "data": c.data}))
+            .collect();
+        return print_json(&v);
+    }
+    for (src, c) in &out {
+        match &c.data {
+            Some(d) => println!("{src} {} {} {d}", c.tag, c.status),
+            None => println!("{src} {} {}", c.tag, c.status),
+        }
+    }
+    eprintln!(
+        "{} requests to {card}: {} completions",
+        reqs.len(),
+        out.len()
+    );
+    Ok(())
 }
 
 pub fn run(cmd: MemopsCmd) -> Result<()> {
@@ -50,6 +139,7 @@ pub fn run(cmd: MemopsCmd) -> Result<()> {
             card,
             json,
         } => memops_run(&program, &trace, &card, json),
+        MemopsCmd::Send(a) => memops_send(a),
     }
 }
 
