@@ -30,6 +30,11 @@
 # torn down on exit, failure or not. Usage:
 #   scripts/netns-test.sh [--weft PATH] [--device sim:verilator] [--loss P]
 #                         [--senders N] [--tuples T] [--keep-logs DIR]
+#                         [--kv-only] [--summary FILE]
+# --summary writes the key-value job's figures (tuples, wall seconds, the
+# card's cycles from the collector's start to the flush's end, by its own
+# cycle counter) as `key=value` lines, for
+# scripts/netns-bench.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +44,8 @@ loss=2        # percent, for loss, duplication and reordering alike
 senders=4
 tuples=40000
 logs=""
+kv_only=0
+summary=""
 while (($#)); do
     case "$1" in
     --weft) weft=$2; shift 2 ;;
@@ -47,6 +54,8 @@ while (($#)); do
     --senders) senders=$2; shift 2 ;;
     --tuples) tuples=$2; shift 2 ;;
     --keep-logs) logs=$2; shift 2 ;;
+    --kv-only) kv_only=1; shift ;;
+    --summary) summary=$(realpath -m "$2"); shift 2 ;;
     *) echo "netns-test: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -199,6 +208,21 @@ cat "$logs"/send*.log
 cat "$logs/collect.log"
 grep -q "check: all" "$logs/collect.log" || { say "the key-value sums are not exact"; exit 1; }
 say "key-value job exact: $tuples tuples from $senders senders in $(python3 -c "print(round($t1-$t0, 2))") s"
+
+kv_seconds=$(python3 -c "print(round($t1-$t0, 3))")
+if ((kv_only)); then
+    kill -TERM "$card_pid"
+    card_rc=0
+    wait "$card_pid" || card_rc=$?
+    cat "$logs/card.log"
+    [ "$card_rc" = 0 ] || { say "card serve failed (status $card_rc)"; exit 1; }
+    if [ -n "$summary" ]; then
+        cycles=$(sed -n 's/.* and \([0-9]*\) card cycles.*/\1/p' "$logs/collect.log")
+        printf 'tuples=%s\nseconds=%s\ncycles=%s\n' "$tuples" "$kv_seconds" "$cycles" >"$summary"
+    fi
+    say "passed (key-value job only)"
+    exit 0
+fi
 
 # --- a gradient job ---------------------------------------------------------------
 ip netns exec "$ns_host" "$weft" grad fallback --device "unix:$sock" --job 3 --workers "$senders" \

@@ -43,8 +43,8 @@ pub mod remote;
 pub mod serve;
 pub mod spec;
 pub mod status;
-#[cfg(feature = "sim")]
 pub mod udp;
+#[cfg(feature = "sim")]
 pub mod verify;
 
 pub use card::{Card, OpenOptions};

@@ -128,6 +128,7 @@ pub fn collect(
             }
         }
     })?;
+    let first_cycle = cycle(dev)?;
     ready();
 
     let mut records = Records::new(0);
@@ -185,6 +186,10 @@ pub fn collect(
         packets: done.values().map(|d| d.packets as u64).sum(),
         ..Stats::default()
     };
+    // The card's own clock (ctrl.CYCLE, axis_aclk), from ready to the
+    // flush's end: the job's device time, whatever the card is (a served
+    // simulation's clock runs far slower than wall time).
+    stats.cycles = cycle(dev)?.saturating_sub(first_cycle);
     read_counters(dev, &mut stats)?;
     records.fill(&mut stats);
     stats.finish_ratios();
@@ -195,6 +200,17 @@ pub fn collect(
         },
         done,
     ))
+}
+
+/// The card's free-running cycle counter (reading LO latches HI).
+fn cycle(dev: &dyn weft_driver::Device) -> Result<u64> {
+    let lo = dev
+        .read_reg(&weft_regs::ctrl::CYCLE_LO)
+        .map_err(KvError::Card)? as u64;
+    let hi = dev
+        .read_reg(&weft_regs::ctrl::CYCLE_HI)
+        .map_err(KvError::Card)? as u64;
+    Ok(hi << 32 | lo)
 }
 
 fn fmt_mac(m: &Mac) -> String {

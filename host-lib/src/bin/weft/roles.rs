@@ -257,11 +257,13 @@ fn collect(a: CollectArgs) -> Result<()> {
         }
         let st = &out.stats;
         eprintln!(
-            "collected {} tuples of {} senders in {:.2} s ({:.0} tuples/s): {} keys, {} records in {} frames ({} spilled, {} flushed); card: {} packets accepted, {} duplicates dropped, {} malformed, {} ahead of the window",
+            "collected {} tuples of {} senders in {:.2} s ({:.0} tuples/s) and {} card cycles ({:.3} tuples/cycle): {} keys, {} records in {} frames ({} spilled, {} flushed); card: {} packets accepted, {} duplicates dropped, {} malformed, {} ahead of the window",
             st.tuples,
             st.workers,
             secs,
             st.tuples as f64 / secs.max(1e-9),
+            st.cycles,
+            st.tuples_per_cycle,
             st.keys,
             st.host_records,
             st.record_frames,
