@@ -157,9 +157,8 @@ for ((i = 0; i < senders; i++)); do
     ns=$(sender_ns $i)
     inns "$ns" nft add table ip weft
     inns "$ns" nft add chain ip weft pre '{ type filter hook prerouting priority 0; }'
-    # Acks only: a lost gradient RESULT copy is not recovered (the card
-    # frees the slot when it sends the copies; docs/transports.md).
-    inns "$ns" nft add rule ip weft pre ip saddr "$card_ip" udp sport 22342 numgen random mod 100 '<' "$loss" counter drop
+    # Key-value acks and gradient RESULT copies alike.
+    inns "$ns" nft add rule ip weft pre ip saddr "$card_ip" numgen random mod 100 '<' "$loss" counter drop
     inns "$ns" nft add chain ip weft out '{ type filter hook output priority 0; }'
     if inns "$ns" nft add rule ip weft out ip daddr "$card_ip" numgen random mod 100 '<' "$loss" counter dup to "$card_ip" device "vs$i" 2>/dev/null; then
         dup=1
@@ -175,7 +174,7 @@ for ((i = 0; i < senders; i++)); do
         reorder=0
     fi
 done
-used+=("ack loss: nft prerouting drop ${loss}% in each sender")
+used+=("ack and RESULT loss: nft prerouting drop ${loss}% in each sender")
 ((dup)) && used+=("dup: nft output dup ${loss}%") || say "no nft dup here: duplication not injected"
 ((reorder)) && used+=("reorder+delay: ${loss}% through a 4 Mbit/s htb class") || say "no htb here: reordering not injected"
 say "faults: $(IFS=';'; echo "${used[*]}")"

@@ -45,6 +45,9 @@ use weft_regs::{grad as regs, net};
 pub const FLAG_JOIN: u8 = 0x40;
 /// `DONE` (worker to fallback); with [`FLAG_ACK`], its answer.
 pub const FLAG_DONE: u8 = 0x20;
+/// `WANT` (worker to fallback, and fallback to the other workers): a
+/// worker lacks chunk `a`'s RESULT after retransmitting its DATA.
+pub const FLAG_WANT: u8 = 0x10;
 /// The answer bit.
 pub const FLAG_ACK: u8 = 0x02;
 /// Bytes of a control message.
@@ -61,7 +64,8 @@ pub struct Control {
     pub worker: u8,
     /// Workers of the job.
     pub workers: u8,
-    /// JOIN: the worker's UDP port; START: the card's slots; DONE: chunks.
+    /// JOIN: the worker's UDP port; START: the card's slots; DONE: chunks;
+    /// WANT: the chunk.
     pub a: u32,
     /// START: lanes << 8 | value beats; otherwise 0.
     pub b: u32,
@@ -90,7 +94,7 @@ impl Control {
             return None;
         }
         let kind = b[1] & !FLAG_ACK;
-        if kind != FLAG_JOIN && kind != FLAG_DONE {
+        if kind != FLAG_JOIN && kind != FLAG_DONE && kind != FLAG_WANT {
             return None;
         }
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
@@ -208,6 +212,10 @@ pub struct WorkerStats {
     pub from_host: u64,
     /// RESULTs for chunks already complete (ignored).
     pub late_results: u64,
+    /// WANTs sent (chunks whose RESULT a peer was asked for).
+    pub wants: u64,
+    /// Peers' WANTs this worker answered.
+    pub answered: u64,
     /// Smoothed round trip, microseconds.
     pub srtt_us: u64,
     /// Wall time from START to the last RESULT, seconds.
@@ -218,6 +226,55 @@ struct InFlight {
     sent_at: u64,
     prev_sent: Option<u64>,
     tries: u32,
+}
+
+/// Answer a peer's WANT, relayed by the fallback, with the RESULT this
+/// worker holds (to the fallback, which forwards it).
+fn answer_want(
+    sock: &UdpSocket,
+    c: &Control,
+    results: &HashMap<u32, Vec<i32>>,
+    answered: &mut u64,
+    me: &Control,
+    geo: Geometry,
+    opts: &WorkerOptions,
+) -> Result<(), GradError> {
+    if c.flags != FLAG_WANT || c.job != opts.job || c.worker == me.worker {
+        return Ok(());
+    }
+    let Some(sums) = results.get(&c.a) else {
+        return Ok(());
+    };
+    *answered += 1;
+    let p = result_packet(geo, opts.job, opts.workers, c.a, sums)?;
+    sock.send_to(&p, opts.fallback)
+        .map(|_| ())
+        .map_err(|e| io(format!("udp to {}", opts.fallback), e))
+}
+
+/// A RESULT packet of `chunk`, as the card sends it.
+fn result_packet(
+    geo: Geometry,
+    job: u16,
+    workers: u8,
+    chunk: u32,
+    sums: &[i32],
+) -> Result<Vec<u8>, GradError> {
+    let h = Header {
+        version: packet::VERSION,
+        flags: flags::RESULT,
+        count: geo.chunk_values() as u16,
+        job,
+        worker: workers,
+        workers,
+        chunk,
+        bitmap: if workers >= 32 {
+            u32::MAX
+        } else {
+            (1 << workers) - 1
+        },
+    };
+    packet::encode(geo, &h, sums).map_err(|e| GradError::Card(e.to_string()))
 }
 
 /// The MAC of the interface this host reaches `to` through.
@@ -313,7 +370,9 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
     let us = |d: Duration| d.as_micros() as u64;
     let mut rec = Recovery::new(us(opts.min_rto), us(opts.max_rto));
     let mut inflight: BTreeMap<u32, InFlight> = BTreeMap::new();
-    let mut done = vec![false; total as usize];
+    // Every chunk's sum, kept: the job's output, and what a peer whose
+    // RESULT copy was lost asks for.
+    let mut results: HashMap<u32, Vec<i32>> = HashMap::new();
     let mut next = 0u32;
     let mut completed = 0u32;
     let mut st = WorkerStats::default();
@@ -362,30 +421,59 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
             );
             next += 1;
         }
-        // One timer, on the oldest chunk in flight (RFC 6298 §5): a chunk
-        // completes only once every worker's DATA is in, so a slow peer
-        // delays every chunk at once, and per-chunk timers would resend
-        // the whole window for it.
+        // Loss detection as the key-value flow has it: RACK (a chunk sent
+        // before one that has completed, and overdue by a round trip and
+        // the reordering window, or passed by three) and one RFC 6298
+        // timer, on the oldest chunk in flight. A chunk completes only once
+        // every worker's DATA is in, so a slow peer delays every chunk at
+        // once, and per-chunk timers would resend the whole window for it.
         let t = now();
-        if let Some((&c, f)) = inflight.iter_mut().next() {
-            if f.sent_at + rec.rto() <= t {
-                if f.tries >= opts.max_tries {
-                    return Err(GradError::Unsupported(format!(
-                        "worker {}: chunk {c} unanswered after {} transmissions (is the network losing everything?)",
-                        opts.worker, f.tries
-                    )));
-                }
-                f.tries += 1;
-                f.prev_sent = Some(f.sent_at);
-                f.sent_at = t;
-                st.retransmissions += 1;
-                rec.on_timeout();
-                send(c, &mut st)?;
+        let oldest = inflight.keys().next().copied();
+        let fired = inflight
+            .values()
+            .next()
+            .is_some_and(|f| f.sent_at + rec.rto() <= t);
+        let mut again = vec![];
+        for (&c, f) in inflight.iter() {
+            if rec.lost(f.sent_at, t) || (fired && Some(c) == oldest) {
+                again.push(c);
             }
+        }
+        if fired {
+            rec.on_timeout();
+        }
+        for c in again {
+            let Some(f) = inflight.get_mut(&c) else {
+                continue;
+            };
+            if f.tries >= opts.max_tries {
+                return Err(GradError::Unsupported(format!(
+                    "worker {}: chunk {c} unanswered after {} transmissions (is the network losing everything?)",
+                    opts.worker, f.tries
+                )));
+            }
+            f.tries += 1;
+            f.prev_sent = Some(f.sent_at);
+            f.sent_at = t;
+            st.retransmissions += 1;
+            send(c, &mut st)?;
+            // Either this worker's DATA was lost, and the copy completes
+            // the chunk on the card, or the chunk completed and this
+            // worker's RESULT copy was lost (the card has freed the
+            // slot): then a peer that has the sum can say.
+            st.wants += 1;
+            let w = Control {
+                flags: FLAG_WANT,
+                a: c,
+                ..join
+            };
+            sock.send_to(&w.encode(), opts.fallback)
+                .map_err(|e| io(format!("udp to {}", opts.fallback), e))?;
         }
         let due = inflight
             .values()
-            .map(|f| f.sent_at + rec.rto())
+            .filter_map(|f| rec.lost_at(f.sent_at))
+            .chain(inflight.values().next().map(|f| f.sent_at + rec.rto()))
             .min()
             .unwrap_or(t + 1000);
         let deadline = t0 + Duration::from_micros(due.max(t + 50));
@@ -398,6 +486,12 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
                 break;
             };
             let b = &buf[..n];
+            if from == opts.fallback {
+                if let Some(c) = Control::decode(b) {
+                    answer_want(&sock, &c, &results, &mut st.answered, &join, geo, opts)?;
+                    continue;
+                }
+            }
             let Ok(p) = packet::decode(geo, b) else {
                 continue;
             };
@@ -408,7 +502,7 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
             if from != opts.card && from != opts.fallback {
                 continue;
             }
-            if done[h.chunk as usize] {
+            if results.contains_key(&h.chunk) {
                 st.late_results += 1;
                 continue;
             }
@@ -428,7 +522,7 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
                     e[i]
                 )));
             }
-            done[h.chunk as usize] = true;
+            results.insert(h.chunk, p.values);
             completed += 1;
             last_progress = Instant::now();
             if from == opts.card {
@@ -470,11 +564,15 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
         while let Some((n, from)) =
             udp::recv_until(&sock, &mut buf, wait).map_err(|e| io("udp", e))?
         {
-            let ok = Control::decode(&buf[..n])
-                .is_some_and(|c| from == opts.fallback && c.flags == FLAG_DONE | FLAG_ACK);
-            if ok {
+            let Some(c) = Control::decode(&buf[..n]).filter(|_| from == opts.fallback) else {
+                continue;
+            };
+            // The fallback answers DONE once every worker is done; until
+            // then this worker still serves its peers' WANTs.
+            if c.flags == FLAG_DONE | FLAG_ACK {
                 return Ok(st);
             }
+            answer_want(&sock, &c, &results, &mut st.answered, &join, geo, opts)?;
         }
     }
 }
@@ -513,6 +611,10 @@ pub struct FallbackStats {
     pub conflicts: u64,
     /// The card's gradient counters at the end.
     pub card: CardCounters,
+    /// WANTs workers sent (a RESULT copy lost, or slow).
+    pub wants: u64,
+    /// RESULTs relayed from a worker that had one to one that asked.
+    pub relayed: u64,
     /// Wall time from START to the last DONE, seconds.
     pub seconds: f64,
 }
@@ -589,12 +691,27 @@ pub fn fallback(
     let mut st = FallbackStats::default();
     let slots = 1u32 << cfg.slot_bits;
     let shape = (geo.lanes as u32) << 8 | geo.value_beats as u32;
+    // Workers waiting for a chunk's RESULT they asked their peers for.
+    let mut wants: HashMap<u32, Vec<SocketAddr>> = HashMap::new();
     let mut t0 = Instant::now();
     let mut last = Instant::now();
-    while done.len() < opts.workers as usize {
-        let Some((n, from)) =
-            udp::recv_until(&sock, &mut buf, last + opts.idle_timeout).map_err(|e| io("udp", e))?
+    // Once every worker is done, keep answering for a short while: a DONE
+    // answer lost on the way makes its worker ask again.
+    let linger = Duration::from_secs(1);
+    let mut finished: Option<Instant> = None;
+    loop {
+        if finished.is_some_and(|f| f.elapsed() >= linger) {
+            break;
+        }
+        let until = match finished {
+            Some(f) => f + linger,
+            None => last + opts.idle_timeout,
+        };
+        let Some((n, from)) = udp::recv_until(&sock, &mut buf, until).map_err(|e| io("udp", e))?
         else {
+            if finished.is_some() {
+                break;
+            }
             let missing: Vec<u8> = (0..opts.workers)
                 .filter(|w| {
                     if started {
@@ -617,22 +734,7 @@ pub fn fallback(
             match merge.accept(b) {
                 Ok(Some(c)) if !c.on_card => {
                     st.completed_on_host += 1;
-                    let h = Header {
-                        version: packet::VERSION,
-                        flags: flags::RESULT,
-                        count: geo.chunk_values() as u16,
-                        job: c.id.0,
-                        worker: opts.workers,
-                        workers: opts.workers,
-                        chunk: c.id.1,
-                        bitmap: if opts.workers >= 32 {
-                            u32::MAX
-                        } else {
-                            (1 << opts.workers) - 1
-                        },
-                    };
-                    let p = packet::encode(geo, &h, &c.sums)
-                        .map_err(|e| GradError::Card(e.to_string()))?;
+                    let p = result_packet(geo, c.id.0, opts.workers, c.id.1, &c.sums)?;
                     for (to, _) in joined.values() {
                         sock.send_to(&p, to)
                             .map_err(|e| io(format!("udp to {to}"), e))?;
@@ -641,6 +743,18 @@ pub fn fallback(
                 Ok(_) => {}
                 Err(weft_model::grad_agg::host::MergeError::Conflict { .. }) => st.conflicts += 1,
                 Err(e) => return Err(e.into()),
+            }
+            continue;
+        }
+        if let Ok(p) = packet::decode(geo, b) {
+            // A worker's answer to a relayed WANT: the RESULT it holds.
+            let is_worker = joined.values().any(|(a, _)| *a == from);
+            if is_worker && p.header.flags == flags::RESULT && p.header.job == opts.job {
+                for to in wants.remove(&p.header.chunk).unwrap_or_default() {
+                    st.relayed += 1;
+                    sock.send_to(b, to)
+                        .map_err(|e| io(format!("udp to {to}"), e))?;
+                }
             }
             continue;
         }
@@ -675,17 +789,43 @@ pub fn fallback(
                 sock.send_to(&answer.encode(), from)
                     .map_err(|e| io("udp", e))?;
             }
+        } else if c.flags == FLAG_WANT && started {
+            // Relay to every other worker; the first answer is forwarded.
+            let Some((to, _)) = joined.get(&c.worker).copied() else {
+                continue;
+            };
+            st.wants += 1;
+            let list = wants.entry(c.a).or_default();
+            if !list.contains(&to) {
+                list.push(to);
+            }
+            for (&wk, (peer, _)) in &joined {
+                if wk != c.worker {
+                    sock.send_to(&b[..CONTROL_BYTES], peer)
+                        .map_err(|e| io(format!("udp to {peer}"), e))?;
+                }
+            }
         } else if c.flags == FLAG_DONE && started {
             done.insert(c.worker, c.a);
-            let answer = Control {
-                flags: FLAG_DONE | FLAG_ACK,
-                ..c
-            };
-            sock.send_to(&answer.encode(), from)
-                .map_err(|e| io("udp", e))?;
+            // DONE is answered once every worker is done: until then the
+            // done ones still answer their peers' WANTs.
+            if done.len() == opts.workers as usize {
+                if finished.is_none() {
+                    st.seconds = t0.elapsed().as_secs_f64();
+                    finished = Some(Instant::now());
+                }
+                for (&wk, (peer, _)) in &joined {
+                    let answer = Control {
+                        flags: FLAG_DONE | FLAG_ACK,
+                        worker: wk,
+                        ..c
+                    };
+                    sock.send_to(&answer.encode(), peer)
+                        .map_err(|e| io(format!("udp to {peer}"), e))?;
+                }
+            }
         }
     }
-    st.seconds = t0.elapsed().as_secs_f64();
     w(&regs::CMD, regs::CMD_FLUSH.set(0, 1))?;
     wait_flush(dev, opts.idle_timeout)?;
     let mut v = [0u64; counter::N];

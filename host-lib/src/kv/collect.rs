@@ -177,6 +177,15 @@ pub fn collect(
             flushed = true;
         }
     }
+    // Keep answering for a moment: a sender whose DONE answer was lost
+    // asks again, and would otherwise wait for nobody.
+    let linger = Instant::now() + Duration::from_secs(1);
+    while let Some((n, from)) = udp::recv_until(&sock, &mut buf, linger).map_err(io)? {
+        if let Some(d) = parse_done(&buf[..n]).filter(|d| !d.ack && d.job == opts.job) {
+            let answer = done_message(d.job, d.sender, d.packets, d.tuples, true);
+            sock.send_to(&answer, from).map_err(io)?;
+        }
+    }
     let mut stats = Stats {
         card: card.name(),
         workers: opts.senders,

@@ -405,7 +405,7 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
         return print_json(&st);
     }
     eprintln!(
-        "worker {}: {} chunks exact ({} from the card, {} from the host fallback) in {:.2} s; {} DATA sent, {} retransmitted, {} late RESULTs, srtt {} µs",
+        "worker {}: {} chunks exact ({} from the card, {} from the host fallback or a peer) in {:.2} s; {} DATA sent, {} retransmitted, {} WANTs sent, {} answered, {} late RESULTs, srtt {} µs",
         a.worker,
         st.chunks,
         st.from_card,
@@ -413,6 +413,8 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
         st.seconds,
         st.transmissions,
         st.retransmissions,
+        st.wants,
+        st.answered,
         st.late_results,
         st.srtt_us
     );
@@ -455,12 +457,14 @@ fn grad_fallback(a: FallbackArgs) -> Result<()> {
     }
     let c = &st.card;
     eprintln!(
-        "fallback: job {} done in {:.2} s: {} chunks completed on the host from {} partials ({} conflicts); card: {} packets, {} chunks completed, {} fallbacks, {} duplicates, {} malformed, {} flushed",
+        "fallback: job {} done in {:.2} s: {} chunks completed on the host from {} partials ({} conflicts); {} WANTs relayed, {} RESULTs forwarded; card: {} packets, {} chunks completed, {} fallbacks, {} duplicates, {} malformed, {} flushed",
         a.job,
         st.seconds,
         st.completed_on_host,
         st.partials,
         st.conflicts,
+        st.wants,
+        st.relayed,
         c.packets,
         c.completed,
         c.fallbacks,
