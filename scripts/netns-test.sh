@@ -96,6 +96,17 @@ trap cleanup EXIT INT TERM
 # (Background processes are started with `ip netns exec` itself, not this
 # function, so that $! is the process that gets the signals.)
 inns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+# Wait until LOG shows PATTERN, failing if process PID (NAME) exits first.
+wait_ready() {
+    local log=$1 pattern=$2 pid=$3 name=$4
+    for _ in $(seq 1 600); do
+        grep -q "$pattern" "$log" && return 0
+        kill -0 "$pid" 2>/dev/null || { say "$name exited"; cat "$log"; exit 1; }
+        sleep 0.1
+    done
+    say "$name did not get ready"
+    exit 1
+}
 quiet_ns() {
     inns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
     inns "$1" ip link set lo up
@@ -187,11 +198,7 @@ ip netns exec "$ns_host" "$weft" kv collect --device "unix:$sock" --job 5 --send
     >"$logs/collect.log" 2>&1 &
 collect_pid=$!
 pids+=($collect_pid)
-for _ in $(seq 1 600); do
-    grep -q "collector ready" "$logs/collect.log" && break
-    kill -0 "$collect_pid" 2>/dev/null || { say "collector exited"; cat "$logs/collect.log"; exit 1; }
-    sleep 0.1
-done
+wait_ready "$logs/collect.log" "collector ready" "$collect_pid" collector
 t0=$(date +%s.%N)
 send_pids=()
 for ((i = 0; i < senders; i++)); do
@@ -228,11 +235,7 @@ ip netns exec "$ns_host" "$weft" grad fallback --device "unix:$sock" --job 3 --w
     --listen "$host_ip:7001" --timeout 120 >"$logs/fallback.log" 2>&1 &
 fallback_pid=$!
 pids+=($fallback_pid)
-for _ in $(seq 1 600); do
-    grep -q "fallback ready" "$logs/fallback.log" && break
-    kill -0 "$fallback_pid" 2>/dev/null || { say "fallback exited"; cat "$logs/fallback.log"; exit 1; }
-    sleep 0.1
-done
+wait_ready "$logs/fallback.log" "fallback ready" "$fallback_pid" fallback
 t0=$(date +%s.%N)
 worker_pids=()
 for ((i = 0; i < senders; i++)); do

@@ -68,7 +68,6 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{fence, Ordering};
 use std::time::Duration;
 
 /// PCI vendor id of Xilinx (now AMD), which every Alveo card reports.
@@ -422,22 +421,15 @@ impl Device for OnicDevice {
 
     fn read32(&self, addr: u32) -> Result<u32> {
         let p = self.reg_ptr(addr)?;
-        fence(Ordering::SeqCst);
         // SAFETY: `p` points at 4 aligned bytes inside the mapped window
-        // (`reg_ptr`), alive while `self` is; volatile because a register
-        // read has side effects and must be neither merged nor elided.
-        let v = unsafe { p.read_volatile() };
-        fence(Ordering::SeqCst);
-        Ok(v)
+        // (`reg_ptr`), alive while `self` is.
+        Ok(unsafe { window::mmio_read(p) })
     }
 
     fn write32(&self, addr: u32, value: u32) -> Result<()> {
         let p = self.reg_ptr(addr)?;
-        fence(Ordering::SeqCst);
-        // SAFETY: as in `read32`; one whole-word store (the bus has no
-        // byte strobes).
-        unsafe { p.write_volatile(value) };
-        fence(Ordering::SeqCst);
+        // SAFETY: as in `read32`.
+        unsafe { window::mmio_write(p, value) };
         Ok(())
     }
 

@@ -541,23 +541,15 @@ impl Device for VfioDevice {
 
     fn read32(&self, addr: u32) -> Result<u32> {
         let p = self.reg_ptr(addr)?;
-        fence(Ordering::SeqCst);
         // SAFETY: `p` points at 4 aligned bytes inside the mapped BAR's
-        // window (`reg_ptr`), alive while `self` is; volatile because a register
-        // read has side effects and must not be merged or elided.
-        let v = unsafe { p.read_volatile() };
-        fence(Ordering::SeqCst);
-        Ok(v)
+        // window (`reg_ptr`), alive while `self` is.
+        Ok(unsafe { window::mmio_read(p) })
     }
 
     fn write32(&self, addr: u32, value: u32) -> Result<()> {
         let p = self.reg_ptr(addr)?;
-        // Descriptors written to DMA memory must be visible to the device
-        // before a doorbell write reaches it.
-        fence(Ordering::SeqCst);
         // SAFETY: as in `read32`.
-        unsafe { p.write_volatile(value) };
-        fence(Ordering::SeqCst);
+        unsafe { window::mmio_write(p, value) };
         Ok(())
     }
 

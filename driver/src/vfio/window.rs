@@ -10,6 +10,7 @@
 
 use crate::{Error, Result};
 use std::fmt;
+use std::sync::atomic::{fence, Ordering};
 use weft_regs::opennic;
 
 /// Which BAR holds the register map, where in it, and how much of it.
@@ -120,6 +121,33 @@ pub(crate) fn bytes(n: u64) -> String {
         n if n.is_multiple_of(KIB) => format!("{} KiB", n / KIB),
         n => format!("{n:#x} bytes"),
     }
+}
+
+/// Read the register at `p`, fenced on both sides so that it is ordered
+/// with the CPU's other memory accesses (DMA memory, other registers).
+///
+/// # Safety
+/// `p` must point at 4 aligned bytes of a live register mapping.
+pub(crate) unsafe fn mmio_read(p: *const u32) -> u32 {
+    fence(Ordering::SeqCst);
+    // SAFETY: the caller's contract; volatile because a register read has
+    // side effects and must be neither merged nor elided.
+    let v = unsafe { p.read_volatile() };
+    fence(Ordering::SeqCst);
+    v
+}
+
+/// Write the register at `p` as one whole-word store (the shell's register
+/// bus has no byte strobes), fenced on both sides: descriptors written to
+/// DMA memory are visible to the device before a doorbell write reaches it.
+///
+/// # Safety
+/// `p` must point at 4 aligned bytes of a live register mapping.
+pub(crate) unsafe fn mmio_write(p: *mut u32, value: u32) {
+    fence(Ordering::SeqCst);
+    // SAFETY: the caller's contract.
+    unsafe { p.write_volatile(value) };
+    fence(Ordering::SeqCst);
 }
 
 #[cfg(test)]

@@ -179,6 +179,23 @@ pub struct JobOptions {
     pub max_tries: u32,
 }
 
+/// Tuples in a packet of `bytes` bytes of UDP payload.
+pub fn tuples_in(bytes: usize) -> usize {
+    bytes.saturating_sub(packet::HEADER_BYTES) / packet::TUPLE_BYTES
+}
+
+/// Refuse a packet size that holds no tuple or exceeds a jumbo frame.
+pub fn check_packet_bytes(bytes: usize) -> Result<()> {
+    let min = packet::HEADER_BYTES + packet::TUPLE_BYTES;
+    if !(min..=packet::MAX_PACKET_BYTES).contains(&bytes) {
+        return Err(KvError::Options(format!(
+            "packet size {bytes} is outside {min}..={} bytes",
+            packet::MAX_PACKET_BYTES
+        )));
+    }
+    Ok(())
+}
+
 /// The default payload size: a 1500-byte MTU less IPv4 and UDP headers.
 pub const MTU_PAYLOAD_BYTES: usize = 1472;
 
@@ -201,7 +218,7 @@ impl Default for JobOptions {
 impl JobOptions {
     /// Tuples in a full packet.
     pub fn max_tuples(&self) -> usize {
-        self.max_packet_bytes.saturating_sub(packet::HEADER_BYTES) / packet::TUPLE_BYTES
+        tuples_in(self.max_packet_bytes)
     }
 
     /// Check the options (the card-dependent checks happen at open).
@@ -210,14 +227,7 @@ impl JobOptions {
         if self.workers == 0 {
             return bad("at least one worker is needed".into());
         }
-        let min = packet::HEADER_BYTES + packet::TUPLE_BYTES;
-        if !(min..=packet::MAX_PACKET_BYTES).contains(&self.max_packet_bytes) {
-            return bad(format!(
-                "packet size {} is outside {min}..={} bytes",
-                self.max_packet_bytes,
-                packet::MAX_PACKET_BYTES
-            ));
-        }
+        check_packet_bytes(self.max_packet_bytes)?;
         if self.quantum == 0 || self.max_tries == 0 || self.rto == Some(0) {
             return bad("quantum, max_tries and rto must be positive".into());
         }

@@ -123,19 +123,12 @@ impl SenderOptions {
     }
 
     fn max_tuples(&self) -> usize {
-        self.max_packet_bytes.saturating_sub(packet::HEADER_BYTES) / packet::TUPLE_BYTES
+        super::tuples_in(self.max_packet_bytes)
     }
 
     fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(KvError::Options(m));
-        let min = packet::HEADER_BYTES + packet::TUPLE_BYTES;
-        if !(min..=packet::MAX_PACKET_BYTES).contains(&self.max_packet_bytes) {
-            return bad(format!(
-                "packet size {} is outside {min}..={} bytes",
-                self.max_packet_bytes,
-                packet::MAX_PACKET_BYTES
-            ));
-        }
+        super::check_packet_bytes(self.max_packet_bytes)?;
         if !(1..=16).contains(&self.lanes) {
             return bad(format!("{} lanes: a card has 1 to 16", self.lanes));
         }

@@ -126,6 +126,16 @@ pub fn run(cmd: KvCmd) -> Result<()> {
     }
 }
 
+/// `--listen IP:PORT`.
+fn listen_arg(s: &str) -> Result<SocketAddrV4> {
+    parse_v4(s).with_context(|| format!("--listen {s:?}: expected IP:PORT"))
+}
+
+/// A MAC flag's value.
+fn mac_arg(flag: &str, s: &str) -> Result<[u8; 6]> {
+    parse_mac(s).with_context(|| format!("--{flag} {s:?}: expected a MAC like 02:57:46:00:00:01"))
+}
+
 fn seconds(flag: &str, s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s)
         .ok()
@@ -196,18 +206,13 @@ fn send(a: SendArgs) -> Result<()> {
 }
 
 fn collect(a: CollectArgs) -> Result<()> {
-    let listen = parse_v4(&a.listen)
-        .with_context(|| format!("--listen {:?}: expected IP:PORT", a.listen))?;
-    let mac = |flag: &str, s: &str| {
-        parse_mac(s)
-            .with_context(|| format!("--{flag} {s:?}: expected a MAC like 02:57:46:00:00:01"))
-    };
+    let listen = listen_arg(&a.listen)?;
     let host_mac = a
         .host_mac
         .as_deref()
-        .map(|s| mac("host-mac", s))
+        .map(|s| mac_arg("host-mac", s))
         .transpose()?;
-    let card_mac = mac("card-mac", &a.card_mac)?;
+    let card_mac = mac_arg("card-mac", &a.card_mac)?;
     let want = match &a.check {
         Some(p) => Some(kv::input::exact_sums(
             &kv::input::read(p, usize::MAX).with_context(|| format!("reading {}", p.display()))?,
@@ -423,12 +428,7 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
 
 fn grad_fallback(a: FallbackArgs) -> Result<()> {
     use weft::grad::udp::{fallback, FallbackOptions};
-    let listen = parse_v4(&a.listen)
-        .with_context(|| format!("--listen {:?}: expected IP:PORT", a.listen))?;
-    let mac = |flag: &str, s: &str| {
-        parse_mac(s)
-            .with_context(|| format!("--{flag} {s:?}: expected a MAC like 02:57:46:00:00:01"))
-    };
+    let listen = listen_arg(&a.listen)?;
     let opts = FallbackOptions {
         job: a.job,
         workers: a.workers,
@@ -436,9 +436,9 @@ fn grad_fallback(a: FallbackArgs) -> Result<()> {
         host_mac: a
             .host_mac
             .as_deref()
-            .map(|s| mac("host-mac", s))
+            .map(|s| mac_arg("host-mac", s))
             .transpose()?,
-        card_mac: mac("card-mac", &a.card_mac)?,
+        card_mac: mac_arg("card-mac", &a.card_mac)?,
         card_ip: a.card_ip,
         priority: a.priority,
         idle_timeout: seconds("timeout", a.timeout)?,
