@@ -71,6 +71,127 @@ fn bad_input_is_one_clear_line_and_a_failure() {
 }
 
 #[test]
+fn the_roles_refuse_bad_flags_in_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "kv",
+                "send",
+                "--card",
+                "10.0.0.2",
+                "--collector",
+                "nope",
+                "--id",
+                "0",
+                "--generate",
+                "zipf:1:10:10",
+            ],
+            "--collector",
+        ),
+        (
+            &[
+                "kv",
+                "send",
+                "--card",
+                "x.y",
+                "--collector",
+                "10.0.0.1:7000",
+                "--id",
+                "0",
+                "--generate",
+                "zipf:1:10:10",
+            ],
+            "--card",
+        ),
+        (
+            &["kv", "collect", "--device", "sim:model", "--senders", "2"],
+            "weft card serve",
+        ),
+        (
+            &[
+                "kv",
+                "collect",
+                "--device",
+                "unix:/nonexistent/weft.sock",
+                "--senders",
+                "2",
+            ],
+            "weft card serve",
+        ),
+        (
+            &[
+                "grad",
+                "fallback",
+                "--device",
+                "sim:model",
+                "--workers",
+                "2",
+            ],
+            "unix:PATH",
+        ),
+        (
+            &[
+                "grad",
+                "worker",
+                "--card",
+                "10.0.0.2",
+                "--fallback",
+                "10.0.0.1",
+                "--worker",
+                "0",
+                "--workers",
+                "2",
+            ],
+            "--fallback",
+        ),
+        (
+            &[
+                "memops",
+                "send",
+                "--card",
+                "10.0.0.2",
+                "--trace",
+                "/nonexistent.trace",
+            ],
+            "nonexistent.trace",
+        ),
+        (
+            &[
+                "card",
+                "serve",
+                "--device",
+                "sim:model",
+                "--wire",
+                "eth0",
+                "--host",
+                "tap:h",
+            ],
+            "tap:NAME",
+        ),
+        (
+            &[
+                "card",
+                "serve",
+                "--device",
+                "vfio:0000:3b:00.0",
+                "--wire",
+                "tap:w",
+                "--host",
+                "tap:h",
+            ],
+            "simulated card",
+        ),
+        (&["status", "--device", "onic:0000:3b:00.0"], "0000:3b:00.0"),
+    ];
+    for (args, needle) in cases {
+        let (ok, _, err) = weft(args);
+        assert!(!ok, "{args:?} succeeded");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn regs_and_emit() {
     let (ok, out, _) = weft(&["regs", "--json"]);
     assert!(ok);

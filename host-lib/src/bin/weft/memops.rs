@@ -97,6 +97,9 @@ fn memops_send(a: SendArgs) -> Result<()> {
         .with_context(|| format!("reading {}", a.trace.display()))?;
     let reqs = weft::memops::parse_trace(&text).with_context(|| a.trace.display().to_string())?;
     if let (Some(path), Some(device)) = (&a.program, &a.device) {
+        if let weft::DeviceSpec::Sim(_) = device {
+            bail!("--device {device}: a card simulated inside this process is on no network; serve it with `weft card serve` and give --device unix:PATH");
+        }
         let p = load_program(path)?;
         weft::memops::verify(&p)
             .map_err(|r| anyhow::anyhow!("{}: rejected: {}", path.display(), r.message))?;

@@ -14,6 +14,33 @@ use weft::kv::{self, collect::parse_v4, CollectOptions, Sender, SenderOptions};
 use weft::udp::parse_mac;
 use weft_model::wire;
 
+/// The addresses a role on the card's host gives the card.
+#[derive(Args)]
+pub struct HostSide {
+    /// The MAC the card addresses this role's frames to (default: the MAC
+    /// of the interface that has the --listen address).
+    #[arg(long, value_name = "MAC")]
+    host_mac: Option<String>,
+    /// The card's own MAC (its net.MAC registers).
+    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
+    card_mac: String,
+    /// The card's own IPv4 address (net.IP): peers send to it.
+    #[arg(long, value_name = "IP", default_value = "10.0.0.2")]
+    card_ip: Ipv4Addr,
+}
+
+impl HostSide {
+    /// The host MAC (if given) and the card's MAC, checked.
+    fn macs(&self) -> Result<(Option<[u8; 6]>, [u8; 6])> {
+        let host = self
+            .host_mac
+            .as_deref()
+            .map(|s| mac_arg("host-mac", s))
+            .transpose()?;
+        Ok((host, mac_arg("card-mac", &self.card_mac)?))
+    }
+}
+
 #[derive(Subcommand)]
 pub enum KvCmd {
     /// One sender of a key-value job: its tuples to the card over UDP,
@@ -91,16 +118,8 @@ pub struct CollectArgs {
     /// address of the card's host netdev.
     #[arg(long, value_name = "IP:PORT", default_value = "10.0.0.1:7000")]
     listen: String,
-    /// The MAC the card addresses record frames to (default: the MAC of the
-    /// interface that has the --listen address).
-    #[arg(long, value_name = "MAC")]
-    host_mac: Option<String>,
-    /// The card's own MAC (its net.MAC registers).
-    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
-    card_mac: String,
-    /// The card's own IPv4 address (net.IP): senders send to it.
-    #[arg(long, value_name = "IP", default_value = "10.0.0.2")]
-    card_ip: Ipv4Addr,
+    #[command(flatten)]
+    addrs: HostSide,
     /// Turn the card's hot-key-agnostic replacement off.
     #[arg(long)]
     no_replace: bool,
@@ -124,6 +143,19 @@ pub fn run(cmd: KvCmd) -> Result<()> {
         KvCmd::Send(a) => send(a),
         KvCmd::Collect(a) => collect(a),
     }
+}
+
+/// A role on the card's host takes the card's frames from the network: an
+/// in-process simulated card has none.
+fn networked(d: &DeviceArg) -> Result<()> {
+    if let weft::DeviceSpec::Sim(_) = d.device {
+        bail!(
+            "--device {}: a card simulated inside this process is on no network; serve it with `weft card serve --device {} --wire tap:… --host tap:… --control unix:PATH` and give --device unix:PATH",
+            d.device,
+            d.device
+        );
+    }
+    Ok(())
 }
 
 /// `--listen IP:PORT`.
@@ -206,13 +238,9 @@ fn send(a: SendArgs) -> Result<()> {
 }
 
 fn collect(a: CollectArgs) -> Result<()> {
+    networked(&a.device)?;
     let listen = listen_arg(&a.listen)?;
-    let host_mac = a
-        .host_mac
-        .as_deref()
-        .map(|s| mac_arg("host-mac", s))
-        .transpose()?;
-    let card_mac = mac_arg("card-mac", &a.card_mac)?;
+    let (host_mac, card_mac) = a.addrs.macs()?;
     let want = match &a.check {
         Some(p) => Some(kv::input::exact_sums(
             &kv::input::read(p, usize::MAX).with_context(|| format!("reading {}", p.display()))?,
@@ -225,7 +253,7 @@ fn collect(a: CollectArgs) -> Result<()> {
         listen,
         host_mac,
         card_mac,
-        card_ip: a.card_ip,
+        card_ip: a.addrs.card_ip,
         replace: !a.no_replace,
         idle_timeout: seconds("timeout", a.timeout)?,
     };
@@ -358,16 +386,8 @@ pub struct FallbackArgs {
     /// Listen here: an address of the card's host netdev.
     #[arg(long, value_name = "IP:PORT", default_value = "10.0.0.1:7001")]
     listen: String,
-    /// The MAC the card sends EVICT and FALLBACK to (default: that of the
-    /// interface with the --listen address).
-    #[arg(long, value_name = "MAC")]
-    host_mac: Option<String>,
-    /// The card's own MAC.
-    #[arg(long, value_name = "MAC", default_value = "02:57:46:00:00:01")]
-    card_mac: String,
-    /// The card's own IPv4 address.
-    #[arg(long, value_name = "IP", default_value = "10.0.0.2")]
-    card_ip: Ipv4Addr,
+    #[command(flatten)]
+    addrs: HostSide,
     /// Give up after this many seconds with nothing arriving.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
@@ -428,18 +448,16 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
 
 fn grad_fallback(a: FallbackArgs) -> Result<()> {
     use weft::grad::udp::{fallback, FallbackOptions};
+    networked(&a.device)?;
     let listen = listen_arg(&a.listen)?;
+    let (host_mac, card_mac) = a.addrs.macs()?;
     let opts = FallbackOptions {
         job: a.job,
         workers: a.workers,
         listen,
-        host_mac: a
-            .host_mac
-            .as_deref()
-            .map(|s| mac_arg("host-mac", s))
-            .transpose()?,
-        card_mac: mac_arg("card-mac", &a.card_mac)?,
-        card_ip: a.card_ip,
+        host_mac,
+        card_mac,
+        card_ip: a.addrs.card_ip,
         priority: a.priority,
         idle_timeout: seconds("timeout", a.timeout)?,
     };
