@@ -70,7 +70,8 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     pub m_tvalid: Signal<Out, Bit>,
     /// The host takes the record beat.
     pub m_tready: Signal<In, Bit>,
-    /// Ack record: seq (31:0), status (39:32), sender (63:48).
+    /// Ack record: seq (31:0), status (39:32), the window base after the
+    /// packet, low byte (47:40), sender (63:48).
     pub a_tdata: Signal<Out, Bits<64>>,
     /// The acked packet's return address.
     pub a_tret: Signal<Out, Bits<RET>>,
@@ -208,6 +209,13 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     size20: Signal<Local, Bits<20>>,
     hdr_ok: Signal<Local, Bit>,
     cur_base: Signal<Local, Bits<32>>,
+    /// The sender's window base once a fresh packet is taken.
+    new_base: Signal<Local, Bits<32>>,
+    /// Bits 15:8 of an ack's high word: the window base's low byte (after
+    /// a fresh packet; as it is for a duplicate).
+    ack_base_new: Signal<Local, Bits<32>>,
+    ack_base_dup: Signal<Local, Bits<32>>,
+    mask8: Constant<Bits<32>>,
     cur_bits: Signal<Local, Bits<32>>,
     d: Signal<Local, Bits<32>>,
     d5: Signal<Local, Bits<5>>,
@@ -421,6 +429,10 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             size20: Default::default(),
             hdr_ok: Default::default(),
             cur_base: Default::default(),
+            new_base: Default::default(),
+            ack_base_new: Default::default(),
+            ack_base_dup: Default::default(),
+            mask8: konst(0xff),
             cur_bits: Default::default(),
             d: Default::default(),
             d5: Default::default(),
@@ -628,6 +640,9 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         }
 
         self.w_t32.narrow.next = self.t[6].val();
+        self.new_base.next = self.cur_base.val() + self.w_t32.wide.val();
+        self.ack_base_new.next = (self.new_base.val() & self.mask8.val()) << 8;
+        self.ack_base_dup.next = (self.cur_base.val() & self.mask8.val()) << 8;
 
         // ---- Lanes of the accepted beat.
         self.agg_pkt.next = self.pkt_agg.q.val();
@@ -691,8 +706,9 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                     self.f_ack_lo.push.next = true;
                     self.f_ack_hi.push.next = true;
                     self.f_ack_lo.data_in.next = self.h_seq.val();
-                    self.f_ack_hi.data_in.next =
-                        self.status_dup.val() | (self.w_sender32.wide.val() << 16);
+                    self.f_ack_hi.data_in.next = self.status_dup.val()
+                        | self.ack_base_dup.val()
+                        | (self.w_sender32.wide.val() << 16);
                 }
                 if self.hdr_ok.val() & !self.dup.val() & !self.fresh.val() {
                     self.counters[8].inc.next = self.one32.val();
@@ -703,11 +719,12 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                     self.f_ack_lo.push.next = true;
                     self.f_ack_hi.push.next = true;
                     self.f_ack_lo.data_in.next = self.h_seq.val();
-                    self.f_ack_hi.data_in.next =
-                        self.status_new.val() | (self.w_sender32.wide.val() << 16);
+                    self.f_ack_hi.data_in.next = self.status_new.val()
+                        | self.ack_base_new.val()
+                        | (self.w_sender32.wide.val() << 16);
                     for i in 0..SENDERS {
                         if self.h_sidx.val().index() == i {
-                            self.win_base[i].d.next = self.cur_base.val() + self.w_t32.wide.val();
+                            self.win_base[i].d.next = self.new_base.val();
                             self.win_bits[i].d.next = self.x[6].val();
                         }
                     }

@@ -224,8 +224,8 @@ pub struct WeftTop {
     c_h2c_ret: Cat<{ wire::RET_BITS }, 1, 96>,
     c_ack_id: Cat<32, 16, 16>,
     c_ack_lo: Cat<64, 32, 32>,
-    c_ack_st: Cat<40, 8, 32>,
-    w_ack_hi: Widen<64, 40>,
+    c_ack_st: Cat<48, 16, 32>,
+    w_ack_hi: Widen<64, 48>,
     c_ack_app: Cat<128, 64, 64>,
     w_tag_ack: Widen<{ wire::RET_BITS }, 16>,
     w_tag_mo: Widen<{ wire::RET_BITS }, 16>,
@@ -679,7 +679,8 @@ impl Logic for WeftTop {
         self.c_ack_id.lo.next = self.kv.a_tjob.val();
         self.c_ack_lo.hi.next = self.c_ack_id.out.val();
         self.c_ack_lo.lo.next = self.ack_head.val();
-        self.c_ack_st.hi.next = self.kv.a_tdata.val().get_bits::<8>(32);
+        // Status and the window base's low byte: payload bytes 12 and 13.
+        self.c_ack_st.hi.next = self.kv.a_tdata.val().get_bits::<16>(32);
         self.c_ack_st.lo.next = self.kv.a_tdata.val().get_bits::<32>(0);
         self.w_ack_hi.narrow.next = self.c_ack_st.out.val();
         self.c_ack_app.hi.next = self.w_ack_hi.wide.val();

@@ -451,3 +451,46 @@ fn every_geometry_lints_clean_with_documented_waivers() {
         assert!(rep.clean, "{module}: {:#?}", rep.warnings);
     }
 }
+
+/// The card's geometry (16 lanes, 256 slots, 4 value beats) on Verilator
+/// and the cycle-level model, compared on every output of every cycle, for
+/// at least [`weft_model::soak_cycles`] cycles of random adversarial
+/// traffic — many jobs and workers contending for slots, duplicates,
+/// malformed copies, stragglers far behind, priority changes, flushes and
+/// counter resets, input bubbles and output back-pressure — and every run
+/// checked for exact sums. Seeded; `WEFT_SOAK=1` runs the 10^6-cycle soak.
+#[test]
+fn card_geometry_soak_on_verilator() {
+    if !verilator_usable() {
+        assert!(
+            std::env::var("WEFT_REQUIRE_VERILATOR").is_err(),
+            "WEFT_REQUIRE_VERILATOR is set but Verilator is not usable"
+        );
+        return;
+    }
+    let target = weft_model::soak_cycles(40_000);
+    let (mut cycles, mut seed, mut on_card) = (0u64, 0x50a6u64, 0u64);
+    while cycles < target {
+        let g = Gen {
+            jobs: 8,
+            max_workers: 12,
+            chunks: 80,
+            ..Gen::mixed()
+        };
+        let w = generate(Config::CARD.geometry(), seed, &g);
+        let t = GradTiming {
+            bubble: (seed % 4) as f64 * 0.1,
+            m_stall: (seed % 5) as f64 * 0.15,
+        };
+        let (d, rep) = card()
+            .workload(&w, t, seed)
+            .unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+        on_card += rep.on_card as u64;
+        cycles += d.cycles;
+        seed += 1;
+    }
+    // Contention may push a whole run to the host; the soak as a whole
+    // must exercise the card.
+    assert!(on_card > 0, "no chunk completed on the card");
+    eprintln!("grad_agg soak: {cycles} cycles at 16 lanes x 256 slots, seeds 0x50a6..{seed:#x}, {on_card} chunks completed on the card");
+}

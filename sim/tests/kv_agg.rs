@@ -377,3 +377,74 @@ fn heavy_output_back_pressure() {
     let d = wide().check(&steps, t, 4).unwrap();
     assert!(d.input_stalls > 0, "back-pressure reaches the input");
 }
+
+/// The card's geometry (8 lanes at 512 bits, 512 slots a lane) on
+/// Verilator for at least [`weft_model::soak_cycles`] cycles of random
+/// adversarial traffic — duplicates, reordering, malformed packets, packets
+/// far ahead of the window, replacement toggled, resets and flushes, input
+/// bubbles and back-pressure on both outputs — against the model's
+/// prediction of every ack, record and counter. Seeded: a failure names
+/// its seed, and `WEFT_SOAK=1` runs the 10^6-cycle soak (rust-hdl, which
+/// simulates this width at a few hundred cycles a second, sits it out).
+#[test]
+fn card_geometry_soak_on_verilator() {
+    if !verilator_usable() {
+        assert!(
+            std::env::var("WEFT_REQUIRE_VERILATOR").is_err(),
+            "WEFT_REQUIRE_VERILATOR is set but Verilator is not usable"
+        );
+        return;
+    }
+    let cfg = Config {
+        lanes: 8,
+        slot_bits: 9,
+        senders: SENDERS,
+    };
+    let vl = Prepared::new(
+        Simulator::Verilator,
+        "weft_kv_agg_8x9",
+        weft_hdl::emit::kv_agg::<8, 512, 9>,
+        false,
+        &SimulatorOptions::default(),
+    )
+    .unwrap();
+    let target = weft_model::soak_cycles(60_000);
+    let (mut cycles, mut seed) = (0u64, 0x50a6u64);
+    while cycles < target {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // Big packets over a key space several times the table, so slots
+        // collide, residents are evicted and spills flow while acks queue.
+        let g = Gen {
+            packets: 400,
+            max_tuples: 182,
+            key_space: 20_000,
+            p_ctrl: 0.01,
+            p_reset: 0.002,
+            p_flush: 0.005,
+            ..Gen::mixed()
+        };
+        let steps = script(seed, &g);
+        let timing = KvTiming {
+            bubble: rng.gen_range(0.0..0.3),
+            m_stall: rng.gen_range(0.0..0.5),
+            a_stall: rng.gen_range(0.0..0.5),
+        };
+        let want = predict(cfg, &steps);
+        let w: Vec<Factory<'_, <Lanes8 as KvPorts>::In, <Lanes8 as KvPorts>::Out>> =
+            vec![Box::new(|| -> BoxDut<_, _> {
+                vl.instantiate(None).unwrap()
+            })];
+        let make = || KvDriver::<Lanes8>::new(steps.clone(), timing, seed);
+        let limit = 400 * steps.len() as u64 + 50 * (1u64 << cfg.slot_bits) + 10_000;
+        let runs = run_all(&w, &make, limit).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+        let got = &runs[0].driver.outcome;
+        assert_eq!(runs[0].driver.bad_records, 0, "seed {seed:#x}");
+        assert_eq!(got.acks, want.acks, "seed {seed:#x}: acks");
+        assert_eq!(got.ack_meta, want.ack_meta, "seed {seed:#x}: ack addresses");
+        assert_eq!(got.records, want.records, "seed {seed:#x}: records");
+        assert_eq!(got.reads, want.reads, "seed {seed:#x}: registers");
+        cycles += runs[0].run.cycles;
+        seed += 1;
+    }
+    eprintln!("kv_agg soak: {cycles} cycles at 8 lanes x 512 slots, seeds 0x50a6..{seed:#x}");
+}

@@ -40,7 +40,7 @@ use weft_model::top_model::{check_record_frames, counter, InFrame, OutPort, RecI
 use weft_model::wire::{self, build_frame, Endpoint, Engine as WireEngine, Side};
 use weft_model::{Driver, Schedule};
 use weft_regs::{avm, ctrl, grad, id, kv, memops, net};
-use weft_sim::simulator::Simulators;
+use weft_sim::simulator::{verilator_usable, Simulators};
 use weft_sim::witness::{check_pair, run_all, Factory};
 
 const RESET_STEPS: u64 = 16;
@@ -1526,4 +1526,30 @@ fn key_value_record_packing_cost() {
             d.in_beats
         );
     });
+}
+
+/// `weft_top` on Verilator for at least [`weft_model::soak_cycles`] cycles
+/// of random mixed traffic (every engine's frames, malformed and
+/// pass-through frames on both inputs, register traffic, back-pressure and
+/// long stalls on both outputs) against the top's reference model, every
+/// frame out also parsed. Seeded; `WEFT_SOAK=1` runs the 10^6-cycle soak.
+#[test]
+fn soak_on_verilator() {
+    if !verilator_usable() {
+        assert!(
+            std::env::var("WEFT_REQUIRE_VERILATOR").is_err(),
+            "WEFT_REQUIRE_VERILATOR is set but Verilator is not usable"
+        );
+        return;
+    }
+    let target = weft_model::soak_cycles(30_000);
+    let (mut cycles, mut seed) = (0u64, 0x50a6u64);
+    while cycles < target {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let c = case(seed, 200, knobs(&mut rng));
+        let r = run_case(&c, false).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
+        cycles += r.iter().find(|w| w.0 == "verilator").map_or(0, |w| w.1);
+        seed += 1;
+    }
+    eprintln!("top soak: {cycles} cycles, seeds 0x50a6..{seed:#x}");
 }

@@ -348,7 +348,8 @@ impl Daemon {
         // (a duplicate's, or a retransmission's) finds nothing.
         if ack.sender as usize == id {
             if let Some(s) = self.senders.get_mut(id) {
-                s.flow.on_ack(now, ack.seq, self.finishing);
+                let n = s.flow.on_ack(now, ack.seq, ack.base, self.finishing);
+                self.stats.cumulative_retired += n.saturating_sub(1) as u64;
             }
         }
     }

@@ -62,6 +62,9 @@ pub struct Ack {
     pub seq: u32,
     /// The card had seen the packet before.
     pub duplicate: bool,
+    /// Bits 7:0 of the sender's window base on the card after this packet
+    /// (every sequence number below it has arrived).
+    pub base: u8,
 }
 
 /// Parse an acknowledgement from a UDP payload; `None` if it is not one.
@@ -74,6 +77,7 @@ pub fn parse_ack(b: &[u8]) -> Option<Ack> {
         sender: u16::from_le_bytes([b[6], b[7]]),
         seq: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
         duplicate: b[12] == AckStatus::Duplicate as u8,
+        base: b[13],
     })
 }
 
@@ -238,24 +242,63 @@ impl Flow {
         Ok(())
     }
 
-    /// The card acknowledged `seq` at `now`: the packet retires, its round
-    /// trip feeds recovery and the delay window, and the timer restarts
-    /// (RFC 6298 §5.3). Returns whether it retired a packet (an ack of a
-    /// packet already retired, a duplicate's or a retransmission's, finds
-    /// nothing).
-    pub fn on_ack(&mut self, now: u64, seq: u32, finishing: bool) -> bool {
+    /// The card acknowledged `seq` at `now`, with its window base's low
+    /// byte `base` (a cumulative acknowledgement): the packet retires, its
+    /// round trip feeds recovery and the delay window, every packet below
+    /// the base retires too (their own acks were lost or are still on the
+    /// way; they give no round-trip sample), and the timer restarts (RFC
+    /// 6298 §5.3). Returns how many packets it retired (an ack of a packet
+    /// already retired, a duplicate's or a retransmission's, may retire
+    /// none).
+    pub fn on_ack(&mut self, now: u64, seq: u32, base: u8, finishing: bool) -> usize {
+        // The packet itself first: its round trip is a sample; the ones the
+        // base retires give none.
         let Some(u) = self.unacked.remove(&seq) else {
-            return false;
+            let retired = self.retire_below(base);
+            self.restart_timer(now, finishing, retired > 0);
+            return retired;
         };
+        let retired = 1 + self.retire_below(base);
         let clean = self.recovery.on_ack(now, u.sent_at, u.prev_sent, u.tries);
         if let (Some(rtt), Some(min), Some(srtt)) =
             (clean, self.recovery.min_rtt(), self.recovery.srtt())
         {
             self.cwnd.on_sample(now, rtt, min, srtt);
         }
-        let tail = !self.can_send(finishing);
-        self.timer = (!self.unacked.is_empty()).then(|| now + self.recovery.timer(tail));
-        true
+        self.restart_timer(now, finishing, true);
+        retired
+    }
+
+    /// Retire every packet below the card's window base, given as its low
+    /// byte: the base lies between this flow's oldest unacknowledged
+    /// sequence number and its next one, fewer than 256 apart (the card's
+    /// window is 32), so the byte names it exactly.
+    fn retire_below(&mut self, base: u8) -> usize {
+        let Some(oldest) = self.unacked.keys().next().copied() else {
+            return 0;
+        };
+        let ahead = base.wrapping_sub(oldest as u8) as u32;
+        if ahead == 0 || ahead > self.next_seq.wrapping_sub(oldest) {
+            return 0;
+        }
+        let gone: Vec<u32> = self
+            .unacked
+            .keys()
+            .copied()
+            .filter(|s| s.wrapping_sub(oldest) < ahead)
+            .collect();
+        for s in &gone {
+            self.unacked.remove(s);
+        }
+        gone.len()
+    }
+
+    /// Progress restarts the timer (RFC 6298 §5.3).
+    fn restart_timer(&mut self, now: u64, finishing: bool, progress: bool) {
+        if progress {
+            let tail = !self.can_send(finishing);
+            self.timer = (!self.unacked.is_empty()).then(|| now + self.recovery.timer(tail));
+        }
     }
 
     /// The next time something is due without new input: a RACK deadline
@@ -266,5 +309,71 @@ impl Flow {
             .filter_map(|u| self.recovery.lost_at(u.sent_at))
             .chain(self.timer)
             .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kv::pack::Placement;
+    use weft_model::kv_agg::Config;
+
+    fn flow() -> Flow {
+        let cfg = Config {
+            lanes: 8,
+            slot_bits: 9,
+            senders: 16,
+        };
+        Flow::new(
+            1,
+            0,
+            Packer::new(Placement::new(&cfg, 4)),
+            4,
+            32,
+            Recovery::new(10, 100_000),
+            DelayWindow::new(32, 1_000_000),
+        )
+    }
+
+    fn sent(f: &mut Flow, now: u64, n: usize) -> Vec<Transmission> {
+        for k in 0..4 * n as u32 {
+            f.push(k, 1);
+        }
+        let mut out = vec![];
+        f.transmit(now, true, 10, |_, why| out.push(why)).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_cumulative_base_retires_packets_whose_acks_were_lost() {
+        let mut f = flow();
+        assert_eq!(sent(&mut f, 0, 4).len(), 4, "the initial window");
+        // The acks of 0 and 1 are lost; 2's says the card's base is 3.
+        assert_eq!(f.on_ack(100, 2, 3, true), 3);
+        assert_eq!(f.in_flight(), 1);
+        // Nothing is resent: 3 is the only packet out, and not yet late.
+        let mut again = vec![];
+        f.transmit(101, true, 10, |_, why| again.push(why)).unwrap();
+        assert!(
+            again.iter().all(|w| matches!(w, Transmission::New { .. })),
+            "{again:?}"
+        );
+        assert_eq!(f.on_ack(120, 3, 4, true), 1);
+        assert!(f.all_acked());
+    }
+
+    #[test]
+    fn a_stale_or_wrapped_base_retires_nothing_it_must_not() {
+        let mut f = flow();
+        sent(&mut f, 0, 4);
+        // An old ack (base 0: nothing below it) and a base beyond what was
+        // sent (a corrupted or foreign byte) retire nothing else.
+        assert_eq!(f.on_ack(50, 1, 0, true), 1);
+        assert_eq!(f.in_flight(), 3);
+        assert_eq!(f.on_ack(60, 9, 200, true), 0);
+        assert_eq!(f.in_flight(), 3);
+        // Base 1 says 0 arrived (its ack was lost); 2 is still out.
+        assert_eq!(f.on_ack(70, 3, 1, true), 2);
+        assert_eq!(f.in_flight(), 1);
     }
 }

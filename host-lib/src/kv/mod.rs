@@ -280,6 +280,9 @@ pub struct Stats {
     pub acks: u64,
     /// Of them, acknowledgements of duplicates.
     pub duplicate_acks: u64,
+    /// Packets retired by an ack's window base (a cumulative
+    /// acknowledgement) rather than by their own ack, lost or late.
+    pub cumulative_retired: u64,
     /// Packets the network dropped.
     pub net_lost: u64,
     /// Packets the network delivered twice.

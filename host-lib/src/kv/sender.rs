@@ -159,6 +159,9 @@ pub struct SenderStats {
     pub acks: u64,
     /// Of them, for packets the card had seen before.
     pub duplicate_acks: u64,
+    /// Packets retired by an ack's window base rather than their own ack
+    /// (whose ack was lost, or was still on the way).
+    pub cumulative_retired: u64,
     /// Datagrams that were neither an ack of this sender's nor the
     /// collector's answer.
     pub ignored: u64,
@@ -307,7 +310,8 @@ impl Sender {
                     self.stats.duplicate_acks += 1;
                 }
                 let now = self.now();
-                self.flow.on_ack(now, a.seq, finishing);
+                let n = self.flow.on_ack(now, a.seq, a.base, finishing);
+                self.stats.cumulative_retired += n.saturating_sub(1) as u64;
             }
             None => self.stats.ignored += 1,
         }

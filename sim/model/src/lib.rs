@@ -46,5 +46,19 @@ pub fn proptest_cases(default: u32) -> u32 {
         .filter(|&n| n > 0)
         .unwrap_or(default)
 }
+/// Cycles a card-geometry soak must cover at least: 10^6 under
+/// `WEFT_SOAK=1` (the long soak, outside the suite), else `short` (the
+/// suite's shorter version). `WEFT_SOAK=N` with N > 1 asks for N cycles.
+pub fn soak_cycles(short: u64) -> u64 {
+    match std::env::var("WEFT_SOAK")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(1) => 1_000_000,
+        Some(n) if n > 1 => n,
+        _ => short,
+    }
+}
+
 pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
 pub use ports::{Port, PortSet, PortValue};

@@ -696,6 +696,7 @@ pub fn ack_payload(a: &Ack, job: u16) -> Vec<u8> {
     p[6..8].copy_from_slice(&a.sender.to_le_bytes());
     p[8..12].copy_from_slice(&a.seq.to_le_bytes());
     p[12] = a.status as u8;
+    p[13] = a.base;
     p
 }
 

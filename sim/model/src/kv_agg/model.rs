@@ -299,6 +299,7 @@ impl KvModel {
             sender: h.sender,
             seq: h.seq,
             status,
+            base: w.base as u8,
         };
         if status == AckStatus::Duplicate {
             self.counters.dup_pkts += 1;

@@ -171,7 +171,8 @@ pub enum AckStatus {
 }
 
 /// An acknowledgement record (64 bits on the card's ack stream):
-/// bits 31:0 sequence number, 39:32 status, 63:48 sender.
+/// bits 31:0 sequence number, 39:32 status, 47:40 the low byte of the
+/// sender's window base after this packet, 63:48 sender.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ack {
     /// Sender.
@@ -180,12 +181,20 @@ pub struct Ack {
     pub seq: u32,
     /// Status.
     pub status: AckStatus,
+    /// Bits 7:0 of the sender's window base once this packet is taken:
+    /// every sequence number below the base has reached the card (a
+    /// cumulative acknowledgement; the sender widens it to 32 bits from its
+    /// own window, which spans fewer than 256 sequence numbers).
+    pub base: u8,
 }
 
 impl Ack {
     /// Pack to the 64-bit record.
     pub fn pack(&self) -> u64 {
-        self.seq as u64 | (self.status as u64) << 32 | (self.sender as u64) << 48
+        self.seq as u64
+            | (self.status as u64) << 32
+            | (self.base as u64) << 40
+            | (self.sender as u64) << 48
     }
     /// Unpack; `None` for an unknown status.
     pub fn unpack(v: u64) -> Option<Self> {
@@ -198,6 +207,7 @@ impl Ack {
             sender: (v >> 48) as u16,
             seq: v as u32,
             status,
+            base: (v >> 40) as u8,
         })
     }
 }

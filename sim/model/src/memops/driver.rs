@@ -422,9 +422,59 @@ impl Driver<MemIn, MemOut> for MemopsDriver {
     }
 }
 
+/// The order docs/memops.md promises, checked on the completions as they
+/// arrived (unsorted): per requester and destination — or per requester
+/// among the requests the port completes itself (denied, unrouted) — in
+/// request order. Completions are matched to requests by (requester, tag);
+/// tags must be unique per requester among the requests given.
+pub fn completion_order(
+    prog: &super::Program,
+    reqs: &[Request],
+    got: &[Completion],
+) -> Result<(), String> {
+    use std::collections::HashMap;
+    let mut m = super::model::MemopsModel::new(prog.clone());
+    let dest: Vec<Option<u8>> = reqs
+        .iter()
+        .map(|r| match m.process(r).0 {
+            super::model::Outcome::Issue(i) => Some(i.dst),
+            super::model::Outcome::Complete(_) => None,
+        })
+        .collect();
+    let mut by_tag: HashMap<(u8, u8), VecDeque<usize>> = HashMap::new();
+    for (i, r) in reqs.iter().enumerate() {
+        by_tag.entry((r.src, r.tag)).or_default().push_back(i);
+    }
+    let mut last: HashMap<(u8, Option<u8>), usize> = HashMap::new();
+    for (n, c) in got.iter().enumerate() {
+        let Some(i) = by_tag.get_mut(&(c.dst, c.tag)).and_then(|q| q.pop_front()) else {
+            return Err(format!(
+                "completion #{n} (requester {} tag {}) answers no outstanding request",
+                c.dst, c.tag
+            ));
+        };
+        let key = (c.dst, dest[i]);
+        if let Some(&prev) = last.get(&key) {
+            if i < prev {
+                return Err(format!(
+                    "completion #{n}: request {i} (requester {}, {}) completed after request {prev} of the same pair",
+                    c.dst,
+                    match dest[i] {
+                        Some(d) => format!("destination {d}"),
+                        None => "completed by the port".to_string(),
+                    }
+                ));
+            }
+        }
+        last.insert(key, i);
+    }
+    Ok(())
+}
+
 /// Check a run of `reqs` on a port of `k` stages against the model's
 /// prediction and the safety property: issued requests in order, the
-/// completions (every one to its requester with its tag), telemetry, the
+/// completions (every one to its requester with its tag, in the order
+/// [`completion_order`] checks), telemetry, the
 /// mirrored headers (a subsequence; the rest counted as dropped), nothing
 /// outstanding, the final memories, and no byte written outside a
 /// write-permitted range of its destination.
@@ -465,6 +515,7 @@ pub fn check_run(
             wc.get(at)
         ));
     }
+    completion_order(prog, reqs, &got.completions)?;
     if got.endpoints != want.endpoints {
         return Err("final memories differ from the model's".into());
     }
