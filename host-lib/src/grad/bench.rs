@@ -266,3 +266,64 @@ pub fn bench(
         runs,
     })
 }
+
+/// Average job completion time at one loss rate, over the seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct LossPoint {
+    /// Probability a worker's DATA packet is lost.
+    pub p: f64,
+    /// Average JCT per seed, cycles.
+    pub average_jct: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// `mean` over the lossless mean.
+    pub ratio: f64,
+    /// Issue 16's bound on the ratio: `1.2 / (1 - p)`.
+    pub bound: f64,
+    /// Worker retransmissions, summed over the seeds.
+    pub retransmissions: u64,
+}
+
+/// The gradient side of `weft bench goodput`: `file` under `policy` at
+/// 0, 1% and 5% DATA loss for each of `seeds`, each run on a fresh card;
+/// the mean average JCT against the lossless one. Fails when a sum is not
+/// exact.
+pub fn loss(
+    open: &dyn Fn() -> Result<Card, GradError>,
+    file: &JobsFile,
+    policy: PriorityPolicy,
+    seeds: &[u64],
+) -> Result<Vec<LossPoint>, GradError> {
+    if seeds.is_empty() {
+        return Err(GradError::Options("at least one seed".into()));
+    }
+    let mut out: Vec<LossPoint> = vec![];
+    for p in [0.0, 0.01, 0.05] {
+        let (mut jct, mut rtx) = (vec![], 0);
+        for &seed in seeds {
+            let card = open()?;
+            let opts = RunOptions {
+                policy,
+                loss: p,
+                seed,
+            };
+            let rep = run(&card, file, &Seeded(seed), &opts)?;
+            if let Some(d) = &rep.first_difference {
+                return Err(GradError::Mismatch(format!("loss {p}, seed {seed}: {d}")));
+            }
+            rtx += rep.jobs.iter().map(|j| j.retransmissions).sum::<u64>();
+            jct.push(rep.average_jct);
+        }
+        let mean = jct.iter().sum::<f64>() / jct.len() as f64;
+        let lossless = out.first().map_or(mean, |l| l.mean);
+        out.push(LossPoint {
+            p,
+            average_jct: jct,
+            mean,
+            ratio: mean / lossless.max(1.0),
+            bound: 1.2 / (1.0 - p),
+            retransmissions: rtx,
+        });
+    }
+    Ok(out)
+}

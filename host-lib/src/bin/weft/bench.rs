@@ -5,7 +5,7 @@ use crate::{open_card, print_json, spinner, DeviceArg};
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use weft::grad::{self, GradError};
+use weft::grad::{self, GradError, PriorityPolicy};
 use weft::spec::SimChoice;
 use weft::{Card, DeviceSpec, OpenOptions};
 
@@ -33,10 +33,13 @@ pub enum BenchCmd {
     /// seed), values per cycle, chunks on the card and by the host,
     /// preemptions.
     Grad(BenchGradArgs),
-    /// Key-value goodput under loss: the main command's stream (Zipf 1.2,
+    /// Goodput under loss. Key-value: the main command's stream (Zipf 1.2,
     /// 100,000 keys, 8 workers) with loss, duplication and reordering each
     /// at 0, 1% and 5%, tuples per cycle per network seed, their mean, the
-    /// ratio to the lossless mean and the target 0.9 (1 - p).
+    /// ratio to the lossless mean and the target 0.9 (1 - p). Gradient:
+    /// the shipped workload (examples/grad/jobs.toml) under fifo at 0, 1%
+    /// and 5% DATA loss, the average JCT per seed, the ratio to the
+    /// lossless mean and the bound 1.2 / (1 - p).
     Goodput(BenchGoodputArgs),
 }
 
@@ -384,10 +387,27 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
         a.tuples, a.seeds
     ));
     let r = weft::bench::goodput(&a.card.device, a.tuples, a.seeds);
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => {
+            pb.finish_and_clear();
+            return Err(e.into());
+        }
+    };
+    pb.set_message(format!(
+        "gradient jobs at 0, 1% and 5% loss, {} seeds each",
+        a.seeds
+    ));
+    let device = a.card.device.clone();
+    let opener =
+        || Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card);
+    let seeds: Vec<u64> = (1..=a.seeds.max(1)).collect();
+    let g = grad::bench::workload(CHUNK_VALUES)
+        .and_then(|f| grad::bench::loss(&opener, &f, PriorityPolicy::Fifo, &seeds));
     pb.finish_and_clear();
-    let r = r?;
+    let g = g?;
     if a.json {
-        return print_json(&r);
+        return print_json(&serde_json::json!({ "kv": r, "grad": g }));
     }
     println!(
         "key-value goodput, zipf 1.2 over 100000 keys, {} tuples, 8 workers, on {}, seeds 1..={}:",
@@ -411,6 +431,26 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
             g.target,
             g.retransmissions,
             g.timeouts,
+            per.join(" ")
+        );
+    }
+    println!(
+        "gradient average JCT, examples/grad/jobs.toml under fifo, DATA loss p, on {}, seeds 1..={}:",
+        a.card.device, a.seeds
+    );
+    println!(
+        "  {:>5} {:>12} {:>7} {:>7} {:>8}  per seed",
+        "p", "avg JCT", "ratio", "bound", "retrans."
+    );
+    for l in &g {
+        let per: Vec<String> = l.average_jct.iter().map(|t| format!("{t:.0}")).collect();
+        println!(
+            "  {:>5} {:>12.0} {:>7.3} {:>7.3} {:>8}  {}",
+            l.p,
+            l.mean,
+            l.ratio,
+            l.bound,
+            l.retransmissions,
             per.join(" ")
         );
     }
