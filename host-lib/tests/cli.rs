@@ -182,6 +182,26 @@ fn the_roles_refuse_bad_flags_in_one_line() {
             "simulated card",
         ),
         (&["status", "--device", "onic:0000:3b:00.0"], "0000:3b:00.0"),
+        // Nothing listens on this loopback port: no ack ever comes.
+        (
+            &[
+                "kv",
+                "send",
+                "--card",
+                "127.0.0.1:9",
+                "--collector",
+                "127.0.0.1:7000",
+                "--id",
+                "0",
+                "--generate",
+                "zipf:1:10:10",
+                "--workers",
+                "1",
+                "--timeout",
+                "0.5",
+            ],
+            "no ack from the card",
+        ),
     ];
     for (args, needle) in cases {
         let (ok, _, err) = weft(args);

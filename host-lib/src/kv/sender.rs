@@ -101,6 +101,9 @@ pub struct SenderOptions {
     pub max_rto: Duration,
     /// Transmissions of one packet before the sender gives up.
     pub max_tries: u32,
+    /// Give up when the card has acknowledged nothing this long after the
+    /// sender opened (an unreachable card, or no job configured on it).
+    pub first_ack_timeout: Duration,
 }
 
 impl SenderOptions {
@@ -119,6 +122,7 @@ impl SenderOptions {
             min_rto: Duration::from_micros(200),
             max_rto: Duration::from_secs(1),
             max_tries: 200,
+            first_ack_timeout: Duration::from_secs(60),
         }
     }
 
@@ -278,6 +282,12 @@ impl Sender {
             })?;
         if let Some(e) = failed {
             return Err(self.io(e));
+        }
+        if self.stats.acks == 0 && self.start.elapsed() > self.opts.first_ack_timeout {
+            return Err(KvError::Unsupported(format!(
+                "sender {}: no ack from the card at {} within {:?} (is the card reachable, and has a collector configured it for job {}?)",
+                self.opts.id, self.opts.card, self.opts.first_ack_timeout, self.opts.job
+            )));
         }
         let deadline = if wait {
             let next = self.flow.next_event().unwrap_or(now + 10_000);

@@ -94,7 +94,8 @@ pub struct SendArgs {
     /// The card's lanes (kv.GEOMETRY): tuples go to their keys' home lanes.
     #[arg(long, default_value_t = 8)]
     lanes: usize,
-    /// Give up after this many seconds without the collector's answer.
+    /// Give up after this many seconds without any ack from the card, or
+    /// without the collector's answer to DONE.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
     /// Statistics as JSON on stdout.
@@ -207,6 +208,7 @@ fn send(a: SendArgs) -> Result<()> {
     };
     let mut o = SenderOptions::new(card, collector, a.job, a.id);
     o.lanes = a.lanes;
+    o.first_ack_timeout = timeout;
     if let Some(b) = &a.bind {
         o.bind = parse_v4(b)
             .with_context(|| format!("--bind {b:?}: expected IP:PORT"))?
