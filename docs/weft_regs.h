@@ -183,11 +183,11 @@
 #define WEFT_GRAD_AGGREGATED_HI 0x052Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_COMPLETED_LO 0x0530u /* RO Chunks completed on the card (RESULT packets) */
 #define WEFT_GRAD_COMPLETED_HI 0x0534u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_GRAD_PREEMPTED_LO 0x0538u /* RO Preemptions: a higher-priority chunk took a slot, the partial went out as EVICT */
+#define WEFT_GRAD_PREEMPTED_LO 0x0538u /* RO Preemptions: a chunk of a higher-priority job, or a newer chunk of the holder's own job (the holder is a stale claim), took a slot; the partial went out as EVICT */
 #define WEFT_GRAD_PREEMPTED_HI 0x053Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_FALLBACKS_LO 0x0540u /* RO Packets forwarded unchanged to the host (slot held by a job of no lower priority) */
 #define WEFT_GRAD_FALLBACKS_HI 0x0544u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot; dropped */
+#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (the RESULT is sent again) */
 #define WEFT_GRAD_DUPLICATES_HI 0x054Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_MALFORMED_LO 0x0550u /* RO Malformed packets, dropped whole */
 #define WEFT_GRAD_MALFORMED_HI 0x0554u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */

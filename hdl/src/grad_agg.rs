@@ -168,6 +168,8 @@ pub struct GradAgg<
     zero32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     zero17: Constant<Bits<17>>,
+    zero6: Constant<Bits<6>>,
+    half32: Constant<Bits<32>>,
     valid17: Constant<Bits<17>>,
     kb: Constant<Bits<8>>,
     vb_ab: Constant<Bits<AB>>,
@@ -238,6 +240,10 @@ pub struct GradAgg<
     wbit: Signal<Local, Bits<32>>,
     hit: Signal<Local, Bits<32>>,
     same: Signal<Local, Bit>,
+    done: Signal<Local, Bit>,
+    replay: Signal<Local, Bit>,
+    chunk_diff: Signal<Local, Bits<32>>,
+    newer: Signal<Local, Bit>,
     dec: Signal<Local, Bit>,
     dup: Signal<Local, Bit>,
     complete: Signal<Local, Bit>,
@@ -250,6 +256,7 @@ pub struct GradAgg<
     preempt: Signal<Local, Bit>,
     fallback: Signal<Local, Bit>,
     fl_evict: Signal<Local, Bit>,
+    fl_wipe: Signal<Local, Bit>,
     o_job: Signal<Local, Bits<4>>,
     o_cnt: Signal<Local, Bits<6>>,
     o_wk: Signal<Local, Bits<6>>,
@@ -270,6 +277,7 @@ pub struct GradAgg<
     n_job: Signal<Local, Bits<4>>,
     n_wk: Signal<Local, Bits<6>>,
     n_cnt: Signal<Local, Bits<6>>,
+    n_ctl: Signal<Local, Bits<17>>,
 
     // Value stage.
     old: [Signal<Local, Bits<32>>; L],
@@ -391,6 +399,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             zero32: konst(0),
             one32: konst(1),
             zero17: konst(0),
+            zero6: konst(0),
+            half32: konst(1 << 31),
             valid17: konst(1 << 16),
             kb: konst(kb as u64),
             vb_ab: konst(VB as u64),
@@ -459,6 +469,10 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             wbit: Default::default(),
             hit: Default::default(),
             same: Default::default(),
+            done: Default::default(),
+            replay: Default::default(),
+            chunk_diff: Default::default(),
+            newer: Default::default(),
             dec: Default::default(),
             dup: Default::default(),
             complete: Default::default(),
@@ -471,6 +485,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             preempt: Default::default(),
             fallback: Default::default(),
             fl_evict: Default::default(),
+            fl_wipe: Default::default(),
             o_job: Default::default(),
             o_cnt: Default::default(),
             o_wk: Default::default(),
@@ -491,6 +506,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             n_job: Default::default(),
             n_wk: Default::default(),
             n_cnt: Default::default(),
+            n_ctl: Default::default(),
             old: array_init::array_init(|_| Default::default()),
             sum: array_init::array_init(|_| Default::default()),
             vout: array_init::array_init(|_| Default::default()),
@@ -644,6 +660,18 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.same.next = self.mv.val()
             & (self.mjob.val() == self.d_job.q.val())
             & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
+        // A done mark: the slot is free but completed this very chunk last
+        // (only a completion leaves the valid bit clear with a count).
+        self.done.next = !self.mv.val()
+            & (self.mcnt.val() != self.zero6.val())
+            & (self.mjob.val() == self.d_job.q.val())
+            & (self.mwk.val() == self.d_workers.q.val())
+            & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
+        self.replay.next = self.dec.val() & self.done.val();
+        // Serial-number order: the holder is an older chunk of the same job.
+        self.chunk_diff.next = self.d_chunk.q.val() - self.m_chunk.read_data.val();
+        self.newer.next =
+            (self.mjob.val() == self.d_job.q.val()) & (self.chunk_diff.val() < self.half32.val());
         self.dup.next = self.dec.val() & self.same.val() & self.hit.val().any();
         self.complete.next = self.dec.val()
             & self.same.val()
@@ -655,10 +683,13 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             & (self.cnt1.val() != self.mwk.val());
         // A single-worker chunk completes on arrival and needs no slot, so
         // it never evicts one (that would take a second output packet).
-        self.single.next =
-            self.dec.val() & !self.same.val() & (self.d_workers.q.val() == self.one6.val());
+        self.single.next = self.dec.val()
+            & !self.same.val()
+            & !self.done.val()
+            & (self.d_workers.q.val() == self.one6.val());
         self.claim.next = self.dec.val()
             & !self.same.val()
+            & !self.done.val()
             & (self.d_workers.q.val() != self.one6.val())
             & !self.mv.val();
         self.prio_new.next = self.prio[0].q.val().get_bits::<4>(0);
@@ -677,7 +708,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
                 self.prio_old.next = self.prio[1].q.val().get_bits::<4>(4 * i);
             }
         }
-        self.higher.next = self.prio_new.val() > self.prio_old.val();
+        self.higher.next = (self.prio_new.val() > self.prio_old.val()) | self.newer.val();
         self.preempt.next = self.dec.val()
             & !self.same.val()
             & (self.d_workers.q.val() != self.one6.val())
@@ -688,7 +719,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             & (self.d_workers.q.val() != self.one6.val())
             & self.mv.val()
             & !self.higher.val();
-        self.fl_evict.next = self.d_step.q.val() & self.d_flush.q.val() & self.mv.val();
+        self.fl_wipe.next = self.d_step.q.val() & self.d_flush.q.val();
+        self.fl_evict.next = self.fl_wipe.val() & self.mv.val();
 
         // The output header's fields: the holder's on an eviction, the
         // chunk's own on a result.
@@ -704,11 +736,15 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             self.o_wk.next = self.one6.val();
             self.o_bmp.next = self.wbit.val();
         }
-        if self.preempt.val() | self.fl_evict.val() {
+        // An eviction or a replay describes the holder (a replay's holder
+        // is the chunk itself, as it completed).
+        if self.preempt.val() | self.fl_evict.val() | self.replay.val() {
             self.o_job.next = self.mjob.val();
             self.o_cnt.next = self.mcnt.val();
             self.o_chunk.next = self.m_chunk.read_data.val();
             self.o_bmp.next = self.m_bmp.read_data.val();
+        }
+        if self.preempt.val() | self.fl_evict.val() {
             self.o_w0.next = self.w0_evict.val();
             self.hdr_kind.next = self.kind_evict.val();
         }
@@ -723,6 +759,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             | (self.w_wk32.wide.val() << self.sh24.val());
         self.hdr_fwd.next = self.fallback.val();
         self.hdr_push.next = self.complete.val()
+            | self.replay.val()
             | self.single.val()
             | self.preempt.val()
             | self.fallback.val()
@@ -732,7 +769,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.n_job.next = self.d_job.q.val();
         self.n_wk.next = self.d_workers.q.val();
         self.n_cnt.next = self.one6.val();
-        if self.add.val() {
+        if self.add.val() | self.complete.val() {
             self.n_job.next = self.mjob.val();
             self.n_wk.next = self.mwk.val();
             self.n_cnt.next = self.cnt1.val();
@@ -743,16 +780,21 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.m_ctl.write_address.next = self.cur_idx.q.val();
         self.m_chunk.write_address.next = self.cur_idx.q.val();
         self.m_bmp.write_address.next = self.cur_idx.q.val();
-        self.m_ctl.write_data.next = self.valid17.val()
-            | (self.w_job17.wide.val() << self.sh12.val())
+        // A completion keeps the fields with the valid bit clear: the done
+        // mark a late copy of the chunk is answered from.
+        self.n_ctl.next = (self.w_job17.wide.val() << self.sh12.val())
             | (self.w_wk17.wide.val() << self.sh6.val())
             | self.w_cnt17.wide.val();
+        self.m_ctl.write_data.next = self.n_ctl.val() | self.valid17.val();
+        if self.complete.val() {
+            self.m_ctl.write_data.next = self.n_ctl.val();
+        }
         self.m_chunk.write_data.next = self.d_chunk.q.val();
         self.m_bmp.write_data.next = self.wbit.val();
-        if self.add.val() {
+        if self.add.val() | self.complete.val() {
             self.m_bmp.write_data.next = self.o_bmp.val();
         }
-        if self.complete.val() | self.fl_evict.val() {
+        if self.fl_wipe.val() {
             self.m_ctl.write_data.next = self.zero17.val();
             self.m_chunk.write_data.next = self.zero32.val();
             self.m_bmp.write_data.next = self.zero32.val();
@@ -761,16 +803,16 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             | self.complete.val()
             | self.claim.val()
             | self.preempt.val()
-            | self.fl_evict.val();
+            | self.fl_wipe.val();
         self.m_chunk.write_enable.next = self.m_ctl.write_enable.val();
         self.m_bmp.write_enable.next = self.m_ctl.write_enable.val();
 
         // What the value beats do, latched at every decision.
         if self.d_step.q.val() {
             self.pm_wval.d.next = self.claim.val() | self.preempt.val();
-            self.pm_wsum.d.next = self.add.val();
+            self.pm_wsum.d.next = self.add.val() | self.complete.val();
             self.pm_oval.d.next = self.single.val() | self.fallback.val();
-            self.pm_oold.d.next = self.preempt.val() | self.fl_evict.val();
+            self.pm_oold.d.next = self.preempt.val() | self.fl_evict.val() | self.replay.val();
             self.pm_osum.d.next = self.complete.val();
             if self.hdr_push.val() {
                 self.pm_kind.d.next = self.hdr_kind.val();
@@ -913,7 +955,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         if self.fallback.val() {
             self.counters[4].inc.next = self.one32.val();
         }
-        if self.dup.val() {
+        if self.dup.val() | self.replay.val() {
             self.counters[5].inc.next = self.one32.val();
         }
         if self.fl_evict.val() {

@@ -308,6 +308,54 @@ fn priority_inversions_preempt_both_ways() {
 }
 
 #[test]
+fn late_copies_are_answered_and_stale_claims_evicted() {
+    let cfg = narrow().cfg;
+    let slots = cfg.slots() as u32;
+    let steps = vec![
+        // Chunk 0 of job 1 completes; worker 0's late copy gets the same
+        // RESULT again (from the kept sums) and claims nothing.
+        data(cfg, 1, 0, 0, 2, 3),
+        data(cfg, 1, 0, 1, 2, 4),
+        data(cfg, 1, 0, 0, 2, 3),
+        // Chunk `slots` (same slot) claims the done slot and completes; a copy
+        // of chunk 0 now claims the slot (its done mark is gone), and chunk
+        // 2 * slots of the same job evicts that stale claim at equal priority.
+        data(cfg, 1, slots, 0, 2, 5),
+        data(cfg, 1, slots, 1, 2, 6),
+        data(cfg, 1, 0, 1, 2, 4),
+        data(cfg, 1, 2 * slots, 0, 2, 7),
+        // An older chunk meeting a newer one of its job falls back.
+        data(cfg, 1, slots, 0, 2, 5),
+        // Chunk 2 * slots completes; after a flush (which clears done marks)
+        // a copy of it claims the slot afresh.
+        data(cfg, 1, 2 * slots, 1, 2, 8),
+        Step::Flush,
+        data(cfg, 1, 2 * slots, 1, 2, 8),
+        Step::Flush,
+    ];
+    let d = narrow().check(&steps, GradTiming::LINE_RATE, 3).unwrap();
+    let kinds: Vec<Kind> = d.outcome.packets.iter().map(|p| p.kind).collect();
+    use Kind::*;
+    assert_eq!(
+        kinds,
+        vec![Result, Result, Result, Evict, Fallback, Result, Evict]
+    );
+    assert_eq!(
+        d.outcome.packets[0], d.outcome.packets[1],
+        "the same RESULT"
+    );
+    let c = counters(&d);
+    assert_eq!(
+        (
+            c[counter::DUPLICATES],
+            c[counter::PREEMPTED],
+            c[counter::FALLBACKS]
+        ),
+        (1, 1, 1)
+    );
+}
+
+#[test]
 fn workers_far_behind_and_every_slot_contended() {
     // Six jobs on four slots, one worker of each starting 60 packets late:
     // slots stay half full while later chunks keep arriving.

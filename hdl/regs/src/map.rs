@@ -1133,7 +1133,7 @@ pub mod grad {
         0x38,
         "PREEMPTED_LO",
         "PREEMPTED_HI",
-        "Preemptions: a higher-priority chunk took a slot, the partial went out as EVICT",
+        "Preemptions: a chunk of a higher-priority job, or a newer chunk of the holder's own job (the holder is a stale claim), took a slot; the partial went out as EVICT",
     );
     const C4: [Register; 2] = counter(
         BASE,
@@ -1147,7 +1147,7 @@ pub mod grad {
         0x48,
         "DUPLICATES_LO",
         "DUPLICATES_HI",
-        "Duplicates: the worker's bit was already set in the chunk's slot; dropped",
+        "Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (the RESULT is sent again)",
     );
     const C6: [Register; 2] = counter(
         BASE,

@@ -265,8 +265,12 @@ pub struct RunReport {
     /// already complete or of a past iteration, flushed leftovers).
     pub host_stale: u64,
     /// RESULT packets of chunks already complete (the host had completed
-    /// them first).
+    /// them first, or the card answered a late copy from a done mark).
     pub stale_results: u64,
+    /// EVICTs of stale claims outside flushes: late copies of completed
+    /// chunks that held a slot until a newer chunk of their job took it
+    /// (the card counts them with its preemptions).
+    pub stale_evictions: u64,
     /// Packets the host's merge dropped as adding no worker (copies).
     pub host_duplicates: u64,
     /// Flushes to clear leftover slots during the run.

@@ -31,12 +31,22 @@
 //! summed. The timeout is the file's `timeout` or the smoothed completion
 //! time plus four deviations (RFC 6298), whichever is larger, randomised
 //! over [t, 1.5 t), doubled at each timeout of the chunk, and stopped once
-//! the host acknowledged holding the contribution. The engine keeps no
-//! memory of completed chunks, so a copy that arrives after its chunk
-//! completed claims a slot nobody will finish; the host flushes the card
-//! once no job is streaming whenever such copies may have been sent since
-//! the last flush (every slot held then is a leftover, and the host skims
-//! the EVICTs), and the report counts slots still held at the end.
+//! the host acknowledged holding the contribution. Loss is detected long
+//! before that by RACK (RFC 8985): workers send in order and a chunk
+//! completes with its last packet, so a chunk still incomplete when one
+//! sent after it completes has lost a packet, unless the host holds part
+//! of it (its acknowledgement names the chunk to every worker of the job,
+//! and the host's own resend requests complete it: first to the workers
+//! it holds, then once to all). Its timer is brought forward to the
+//! reordering window (a quarter of the smoothed completion time, at least
+//! the host's round), doubled with each copy. The engine answers a copy
+//! of the chunk a slot completed last with the RESULT again (its done
+//! mark), and a newer chunk of a job evicts an older one of its own, so a
+//! copy that arrives late rarely holds a slot; the host still flushes the
+//! card once no job is streaming whenever copies that could have claimed
+//! one were sent since the last flush (every slot held then is a leftover,
+//! and the host skims the EVICTs), and the report counts slots still held
+//! at the end.
 //!
 //! Every completed chunk, from the card or the host, is compared with the
 //! exact `i64` sum of the workers' fixed-point values.
@@ -56,7 +66,7 @@ use crate::card::Card;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 use weft_fw::grad::{self as fw, JobObs, JobProfile};
 use weft_model::grad_agg::host::HostMerge;
@@ -94,6 +104,10 @@ struct Worker {
     /// chunk in the window: no timeout runs for it (the host asks again
     /// itself if the chunk stays incomplete).
     acked: Vec<bool>,
+    /// When each chunk in the window was last sent (first send or copy):
+    /// RACK marks a chunk lost only from completions of chunks sent after
+    /// it, so a copy is not marked again until it had its chance.
+    xmit: Vec<u64>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -119,6 +133,14 @@ struct Job {
     host_have: HashMap<u32, u32>,
     /// When the host asks for a split chunk again.
     resend_at: HashMap<u32, u64>,
+    /// Chunks the host acknowledged contributions of (this iteration):
+    /// its acknowledgement names the chunk to all of the job's workers, so
+    /// those whose contribution it does not hold know the chunk is split
+    /// (their packet is in a card slot the host's own resend requests will
+    /// complete) or lost (their timeout recovers it), and RACK leaves it.
+    at_host: HashSet<u32>,
+    /// Rounds of the host's resend requests per split chunk.
+    host_rounds: HashMap<u32, u32>,
     /// Observed over completed iterations: bytes sent, compute cycles.
     obs: JobObs,
     /// Smoothed time from a chunk's first send to its completion, and its
@@ -180,6 +202,7 @@ struct Run<'a> {
     flushes: u64,
     host_stale: u64,
     stale_results: u64,
+    stale_evictions: u64,
     /// Merge drops of finished iterations (the current ones' are in their
     /// merges).
     host_duplicates: u64,
@@ -254,12 +277,15 @@ pub(crate) fn run_collect(
                         tries: vec![0; file.window as usize],
                         sent: vec![(0, false); file.window as usize],
                         acked: vec![false; file.window as usize],
+                        xmit: vec![0; file.window as usize],
                     };
                     s.workers as usize
                 ],
                 merge: HostMerge::new(geo),
                 host_have: HashMap::new(),
                 resend_at: HashMap::new(),
+                at_host: HashSet::new(),
+                host_rounds: HashMap::new(),
                 obs: JobObs::default(),
                 srtt: 0.0,
                 rttvar: 0.0,
@@ -313,6 +339,7 @@ pub(crate) fn run_collect(
         flushes: 0,
         host_stale: 0,
         stale_results: 0,
+        stale_evictions: 0,
         host_duplicates: 0,
         checked: 0,
         first_difference: None,
@@ -678,6 +705,7 @@ impl Run<'_> {
             host_max_queue: self.host.max_queue,
             host_stale: self.host_stale,
             stale_results: self.stale_results,
+            stale_evictions: self.stale_evictions,
             host_duplicates: self.host_duplicates
                 + self.jobs.iter().map(|j| j.merge.dropped).sum::<u64>(),
             flushes: self.flushes,

@@ -2,6 +2,7 @@
 //! EVICTs and FALLBACKs go to the modelled host, which merges them,
 //! acknowledges what it holds and asks for split chunks again.
 
+use super::super::host::HostModel;
 use super::super::GradError;
 use super::{Run, State};
 use std::cmp::Reverse;
@@ -16,6 +17,13 @@ fn contributors(kind: Kind, h: &Header) -> u32 {
         Kind::Fallback => 1u32.checked_shl(h.worker as u32).unwrap_or(0),
         _ => h.bitmap,
     }
+}
+
+/// RACK's reordering window: a quarter of the smoothed completion time,
+/// and at least the host's round (its latency both ways and its resend
+/// delay) so that chunks the host completes are not taken for lost.
+fn reorder_window(h: &HostModel, srtt: f64) -> u64 {
+    ((srtt / 4.0) as u64).max(2 * h.latency + h.resend_after)
 }
 
 impl Run<'_> {
@@ -54,7 +62,8 @@ impl Run<'_> {
                 // memory and acknowledges the contributions it now holds to
                 // their workers (a small message; the host model's latency
                 // covers the way there and back): their timeouts stop.
-                if let Some((j, c)) = self.locate(&h)? {
+                let live = self.locate(&h)?;
+                if let Some((j, c)) = live {
                     let bits = contributors(p.kind, &h);
                     let at = self.now + self.file.host.latency;
                     self.acks.push_back((at, j, self.jobs[j].iter, c, bits));
@@ -64,8 +73,14 @@ impl Run<'_> {
                     job.fallbacks += 1;
                 } else if !self.flush_written {
                     // Flushes are written only with the engine drained, so
-                    // an EVICT outside one is a preemption.
-                    job.preempted += 1;
+                    // an EVICT outside one is a preemption, unless it is a
+                    // stale claim (a late copy of a completed chunk) that a
+                    // newer chunk of its job evicted.
+                    if live.is_some() {
+                        job.preempted += 1;
+                    } else {
+                        self.stale_evictions += 1;
+                    }
                 }
                 self.host.push(self.now, p.clone());
             }
@@ -141,12 +156,22 @@ impl Run<'_> {
             return;
         }
         let have = job.host_have.get(&c).copied().unwrap_or(0);
+        // The host asks exactly for what it holds: the card's partial
+        // completes with the last of these copies, and none is left to
+        // arrive after. If that did not complete the chunk, a packet of a
+        // worker it does not hold was lost too (their timers leave a chunk
+        // the host holds to the host): in the second round it asks every
+        // worker once, the others' copies marked as possibly late.
+        let again = *job
+            .host_rounds
+            .entry(c)
+            .and_modify(|r| *r += 1)
+            .or_insert(0)
+            == 1;
         for (w, wk) in job.workers.iter_mut().enumerate() {
-            // The host asks exactly for what it holds: the card's partial
-            // completes with the last of these copies, and none is left to
-            // arrive after.
-            if have & (1 << w) != 0 && !wk.resend.iter().any(|&(x, _)| x == c) {
-                wk.resend.push_back((c, false));
+            let held = have & (1 << w) != 0;
+            if (held || again) && !wk.resend.iter().any(|&(x, _)| x == c) {
+                wk.resend.push_back((c, !held));
                 job.host_resends += 1;
             }
         }
@@ -219,6 +244,32 @@ impl Run<'_> {
             }
         }
         job.complete[c as usize] = true;
+        // RACK (RFC 8985): every worker sends its chunks in order and a chunk
+        // completes with its last worker's packet, so an older chunk still
+        // incomplete once `c` is has lost a packet, or waits on the host
+        // (which acknowledges what it holds, stopping those timers). Its
+        // timer is brought forward to the reordering window: a loss costs
+        // that, not a whole timeout, and no window stalls behind it.
+        // The window doubles with each copy of the chunk, as its timeout
+        // does: a chunk the host is slow to complete is not buried.
+        let reo = reorder_window(&self.file.host, job.srtt);
+        let window = self.window;
+        for w in &mut job.workers {
+            let sent_c = w.xmit[(c % window) as usize];
+            for x in job.low..c.min(w.next) {
+                let k = (x % window) as usize;
+                let due = self.now + (reo << w.tries[k]);
+                if !job.complete[x as usize]
+                    && !w.acked[k]
+                    && !job.at_host.contains(&x)
+                    && w.xmit[k] < sent_c
+                    && w.deadline[k] > due
+                {
+                    w.deadline[k] = due;
+                    self.next_rto = Some(self.next_rto.map_or(due, |t| t.min(due)));
+                }
+            }
+        }
         job.done += 1;
         if on_card {
             job.on_card += 1;
@@ -227,6 +278,8 @@ impl Run<'_> {
         }
         job.host_have.remove(&c);
         job.resend_at.remove(&c);
+        job.at_host.remove(&c);
+        job.host_rounds.remove(&c);
         while job.low < job.chunks && job.complete[job.low as usize] {
             job.low += 1;
         }

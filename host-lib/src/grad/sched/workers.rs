@@ -21,6 +21,8 @@ impl Run<'_> {
         job.merge = HostMerge::new(self.geo);
         job.host_have.clear();
         job.resend_at.clear();
+        job.at_host.clear();
+        job.host_rounds.clear();
         job.iter_bytes = 0;
         let compute = job.spec.compute;
         let mut total = 0u64;
@@ -99,6 +101,7 @@ impl Run<'_> {
             }
             Some(false) => wk.sent[slot].1 = true,
         }
+        wk.xmit[slot] = self.now;
         // The timeout t adapts to how long chunks take (RFC 6298's SRTT +
         // 4 RTTVAR, the file's timeout its floor), so stragglers or a host
         // that has fallen behind do not set timers off; it doubles with
@@ -152,6 +155,7 @@ impl Run<'_> {
         if job.state != State::Running || job.iter != iter || job.complete[c as usize] {
             return;
         }
+        job.at_host.insert(c);
         for (w, wk) in job.workers.iter_mut().enumerate() {
             if bits & (1 << w) != 0 && c < wk.next {
                 wk.acked[(c % window) as usize] = true;

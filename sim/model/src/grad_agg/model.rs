@@ -18,6 +18,11 @@ pub fn slot_of(job: u16, chunk: u32, slot_bits: u32) -> usize {
 }
 
 /// A slot's bookkeeping (its sums are kept apart, one word per value).
+///
+/// A slot whose chunk completed keeps its fields with `valid` clear (a
+/// *done mark*, see [`Meta::done`]): the slot is free, but a late copy of
+/// the chunk it completed is answered with the RESULT again instead of
+/// claiming it. A flush clears every slot to the default.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Meta {
     /// Holds a chunk.
@@ -34,6 +39,14 @@ pub struct Meta {
     pub bitmap: u32,
 }
 
+impl Meta {
+    /// Free, but remembers the chunk it completed last (only a completion
+    /// leaves a slot invalid with a non-zero count).
+    pub fn done(&self) -> bool {
+        !self.valid && self.count != 0
+    }
+}
+
 /// What the engine did with one packet (or one flushed slot).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
@@ -43,13 +56,24 @@ pub enum Verdict {
     Duplicate,
     /// Added into the chunk's slot; more workers to come.
     Add,
-    /// Added, and every worker is now summed: RESULT out, slot freed.
+    /// Added, and every worker is now summed: RESULT out, slot freed
+    /// with a done mark (its sums stay).
     Complete,
+    /// A copy of the chunk the slot completed last (its done mark): the
+    /// RESULT is sent again from the kept sums, nothing changes. A worker
+    /// whose RESULT was lost gets it this way, and a copy sent before its
+    /// chunk completed never claims the slot.
+    Replay,
     /// A single-worker job's chunk: RESULT out at once, no slot used.
     Single,
     /// An empty slot taken.
     Claim,
-    /// A lower-priority holder evicted (EVICT out) and the slot taken.
+    /// A holder of lower priority, or an older chunk of the same job,
+    /// evicted (EVICT out) and the slot taken. A job sends a chunk only
+    /// once the chunk a window (at most the slot count) before it is
+    /// complete, so an older chunk of its own in the slot is a stale claim
+    /// (a late copy): evicting it frees the slot instead of sending the
+    /// job's own packets to the host.
     Preempt,
     /// The slot is held by a job of no lower priority: forwarded to the host.
     Fallback,
@@ -165,9 +189,12 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
         if next.count == m.workers {
             return Decision {
                 verdict: Verdict::Complete,
-                meta: Some(Meta::default()),
+                meta: Some(Meta {
+                    valid: false,
+                    ..next
+                }),
                 out: Some(result_or_evict(Kind::Result, cfg, &next)),
-                mode: mode(None, Some(Src::Sum)),
+                mode: mode(Some(Src::Sum), Some(Src::Sum)),
             };
         }
         return Decision {
@@ -175,6 +202,14 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
             meta: Some(next),
             out: None,
             mode: mode(Some(Src::Sum), None),
+        };
+    }
+    if m.done() && m.job == job && m.chunk == h.chunk && m.workers == h.workers {
+        return Decision {
+            verdict: Verdict::Replay,
+            meta: None,
+            out: Some(result_or_evict(Kind::Result, cfg, m)),
+            mode: mode(None, Some(Src::Old)),
         };
     }
     let mine = Meta {
@@ -203,7 +238,9 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
             mode: mode(Some(Src::Value), None),
         };
     }
-    if priority(prio, job as usize) > priority(prio, m.job as usize) {
+    // Serial-number order (RFC 1982): chunk numbers wrap at 2^32.
+    let newer = m.job == job && (h.chunk.wrapping_sub(m.chunk) as i32) > 0;
+    if newer || priority(prio, job as usize) > priority(prio, m.job as usize) {
         return Decision {
             verdict: Verdict::Preempt,
             meta: Some(mine),
@@ -219,12 +256,14 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
     }
 }
 
-/// The decision for a flushed slot holding `m`.
+/// The decision for a flushed slot holding `m`. Every slot is cleared,
+/// done marks too: after a flush no chunk is remembered, so a new run may
+/// number its chunks from 0 again.
 pub fn flush_slot(cfg: &Config, m: &Meta) -> Decision {
     if !m.valid {
         return Decision {
             verdict: Verdict::Empty,
-            meta: None,
+            meta: Some(Meta::default()),
             out: None,
             mode: Mode::default(),
         };
@@ -277,7 +316,7 @@ pub fn decision_counters(v: Verdict) -> &'static [usize] {
     use counter::*;
     match v {
         Verdict::Malformed(_) | Verdict::Empty => &[],
-        Verdict::Duplicate => &[DUPLICATES],
+        Verdict::Duplicate | Verdict::Replay => &[DUPLICATES],
         Verdict::Add | Verdict::Claim => &[AGGREGATED],
         Verdict::Complete | Verdict::Single => &[AGGREGATED, COMPLETED],
         Verdict::Preempt => &[AGGREGATED, PREEMPTED],
@@ -592,6 +631,49 @@ mod tests {
         assert_eq!(decode(G, &fl[0].bytes).unwrap().values, vec![7; 8]);
         assert!(m.slots.iter().all(|s| !s.valid));
         assert!(m.flush().is_empty());
+    }
+
+    #[test]
+    fn a_late_copy_gets_the_result_again_and_never_claims() {
+        let mut m = GradModel::new(CFG);
+        m.packet(&data(1, 5, 0, 2, 10));
+        let r = m.packet(&data(1, 5, 1, 2, 3)).unwrap();
+        let s = slot_of(1, 5, 2);
+        assert!(m.slots[s].done() && !m.slots[s].valid);
+        // Worker 0's copy, sent before it saw the RESULT: the same RESULT.
+        let again = m.packet(&data(1, 5, 0, 2, 10)).unwrap();
+        assert_eq!(again, r);
+        assert!(m.slots[s].done(), "nothing claimed");
+        assert_eq!(m.regs.counters[counter::DUPLICATES], 1);
+        // Another chunk in the slot claims it as a free slot.
+        assert!(m.packet(&data(1, 5 + 4, 0, 2, 1)).is_none());
+        assert!(m.slots[s].valid && m.slots[s].chunk == 9);
+        // A flush forgets done marks, so a new run may reuse chunk numbers.
+        let mut m = GradModel::new(CFG);
+        m.packet(&data(1, 5, 0, 2, 10));
+        m.packet(&data(1, 5, 1, 2, 3));
+        assert!(m.flush().is_empty(), "a done mark is not evicted");
+        assert_eq!(m.slots[s], Meta::default());
+        assert!(m.packet(&data(1, 5, 0, 2, 10)).is_none(), "claimed afresh");
+    }
+
+    #[test]
+    fn a_newer_chunk_of_the_same_job_evicts_a_stale_claim() {
+        let mut m = GradModel::new(CFG);
+        // A late copy of chunk 2 claims its slot; chunk 6 (same slot) of the
+        // same job evicts it, at equal priority; chunk 2 again falls back.
+        m.packet(&data(0, 2, 1, 2, 4));
+        let e = m.packet(&data(0, 6, 0, 2, 1)).unwrap();
+        assert_eq!(e.kind, Kind::Evict);
+        let p = decode(G, &e.bytes).unwrap();
+        assert_eq!((p.header.chunk, p.header.bitmap), (2, 0b10));
+        assert_eq!(p.values, vec![4; 8]);
+        assert_eq!(m.packet(&data(0, 2, 0, 2, 4)).unwrap().kind, Kind::Fallback);
+        // Chunk numbers wrap: 1 is newer than u32::MAX - 2 (same slot).
+        let mut m = GradModel::new(CFG);
+        m.packet(&data(0, u32::MAX - 2, 0, 2, 4));
+        assert_eq!(m.packet(&data(0, 1, 0, 2, 1)).unwrap().kind, Kind::Evict);
+        assert_eq!(m.regs.counters[counter::PREEMPTED], 1);
     }
 
     #[test]
