@@ -279,3 +279,57 @@ fn slo_guard_lifts_the_victims_priority_and_holds_it_while_they_are_active() {
     assert_eq!(dropped, [(0, 0), (1, 0), (2, 0), (3, 0)]);
     assert!(!g.boosted());
 }
+
+/// The limits every policy's actions are checked against, at their edges:
+/// each bound is inclusive, each consumer index below `MAX_CONSUMERS`.
+#[test]
+fn limits_accept_their_edges_and_refuse_beyond() {
+    let mut reserve = [0u32; MAX_CONSUMERS];
+    let mut quota_max = [0u32; MAX_CONSUMERS];
+    reserve[MAX_CONSUMERS - 1] = 4;
+    quota_max[MAX_CONSUMERS - 1] = 9;
+    let l = Limits {
+        weight_min: 2,
+        weight_max: 7,
+        priority_max: 3,
+        reserve,
+        quota_max,
+    };
+    let last = MAX_CONSUMERS - 1;
+    let w = |consumer, weight| l.allows(&Action::SetWeight { consumer, weight });
+    let p = |consumer, priority| l.allows(&Action::SetPriority { consumer, priority });
+    let q = |consumer, pages| l.allows(&Action::SetQuota { consumer, pages });
+    assert!(w(last, 2) && w(last, 7) && w(0, 5));
+    assert!(!w(last, 1) && !w(last, 8) && !w(MAX_CONSUMERS, 5));
+    assert!(p(last, 0) && p(last, 3));
+    assert!(!p(last, 4) && !p(MAX_CONSUMERS, 0));
+    assert!(q(last, 4) && q(last, 9) && q(0, 0));
+    assert!(!q(last, 3) && !q(last, 10) && !q(0, 1) && !q(MAX_CONSUMERS, 0));
+}
+
+/// One decision can set a weight and a quota (or a priority) for every
+/// consumer; the next action is refused, and the count says so.
+#[test]
+fn a_decision_holds_two_actions_per_consumer() {
+    let mut a = Actions::default();
+    assert!(a.is_empty() && a.len() == 0);
+    for c in 0..MAX_CONSUMERS {
+        assert!(a.push(Action::SetWeight {
+            consumer: c,
+            weight: 1
+        }));
+        assert_eq!(a.len(), 2 * c + 1);
+        assert!(a.push(Action::SetQuota {
+            consumer: c,
+            pages: 1
+        }));
+    }
+    assert_eq!(a.len(), 2 * MAX_CONSUMERS);
+    assert!(!a.push(Action::SetPriority {
+        consumer: 0,
+        priority: 0
+    }));
+    assert_eq!(a.len(), 2 * MAX_CONSUMERS);
+    assert_eq!(a.iter().count(), 2 * MAX_CONSUMERS);
+    assert!(!a.is_empty());
+}
