@@ -187,7 +187,7 @@
 #define WEFT_GRAD_PREEMPTED_HI 0x053Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_FALLBACKS_LO 0x0540u /* RO Packets forwarded unchanged to the host (slot held by a job of no lower priority) */
 #define WEFT_GRAD_FALLBACKS_HI 0x0544u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (the RESULT is sent again) */
+#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (a late copy, dropped) */
 #define WEFT_GRAD_DUPLICATES_HI 0x054Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_MALFORMED_LO 0x0550u /* RO Malformed packets, dropped whole */
 #define WEFT_GRAD_MALFORMED_HI 0x0554u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */

@@ -312,7 +312,8 @@ fn limits_accept_their_edges_and_refuse_beyond() {
 #[test]
 fn a_decision_holds_two_actions_per_consumer() {
     let mut a = Actions::default();
-    assert!(a.is_empty() && a.len() == 0);
+    assert!(a.is_empty());
+    assert_eq!(a.len(), 0);
     for c in 0..MAX_CONSUMERS {
         assert!(a.push(Action::SetWeight {
             consumer: c,

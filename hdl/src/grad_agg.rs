@@ -7,8 +7,10 @@
 //! - **header step** (t): check the header beat against `s_tuser_size`,
 //!   compute the slot (`(chunk + job) mod slots`) and read its bookkeeping
 //!   from the meta RAMs;
-//! - **decision** (t+1): duplicate, add, complete, single-worker pass,
-//!   claim, preempt (by job priority) or fallback; write the bookkeeping
+//! - **decision** (t+1): duplicate, add, complete (leaving a done mark),
+//!   late copy of the chunk a slot completed (dropped), single-worker
+//!   pass, claim, preempt (by job priority, or a stale claim by a newer
+//!   chunk of its own job) or fallback; write the bookkeeping
 //!   back, queue the output header, latch what the value beats do;
 //! - **value step** (beat k accepted at c_k): read the slot's words of beat
 //!   k from the per-lane sum RAMs (address `slot * VB + k`);
@@ -241,7 +243,7 @@ pub struct GradAgg<
     hit: Signal<Local, Bits<32>>,
     same: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
-    replay: Signal<Local, Bit>,
+    late: Signal<Local, Bit>,
     chunk_diff: Signal<Local, Bits<32>>,
     newer: Signal<Local, Bit>,
     dec: Signal<Local, Bit>,
@@ -470,7 +472,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             hit: Default::default(),
             same: Default::default(),
             done: Default::default(),
-            replay: Default::default(),
+            late: Default::default(),
             chunk_diff: Default::default(),
             newer: Default::default(),
             dec: Default::default(),
@@ -667,7 +669,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             & (self.mjob.val() == self.d_job.q.val())
             & (self.mwk.val() == self.d_workers.q.val())
             & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
-        self.replay.next = self.dec.val() & self.done.val();
+        // A late copy of that chunk is dropped (counted as a duplicate).
+        self.late.next = self.dec.val() & self.done.val();
         // Serial-number order: the holder is an older chunk of the same job.
         self.chunk_diff.next = self.d_chunk.q.val() - self.m_chunk.read_data.val();
         self.newer.next =
@@ -736,15 +739,11 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             self.o_wk.next = self.one6.val();
             self.o_bmp.next = self.wbit.val();
         }
-        // An eviction or a replay describes the holder (a replay's holder
-        // is the chunk itself, as it completed).
-        if self.preempt.val() | self.fl_evict.val() | self.replay.val() {
+        if self.preempt.val() | self.fl_evict.val() {
             self.o_job.next = self.mjob.val();
             self.o_cnt.next = self.mcnt.val();
             self.o_chunk.next = self.m_chunk.read_data.val();
             self.o_bmp.next = self.m_bmp.read_data.val();
-        }
-        if self.preempt.val() | self.fl_evict.val() {
             self.o_w0.next = self.w0_evict.val();
             self.hdr_kind.next = self.kind_evict.val();
         }
@@ -759,7 +758,6 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             | (self.w_wk32.wide.val() << self.sh24.val());
         self.hdr_fwd.next = self.fallback.val();
         self.hdr_push.next = self.complete.val()
-            | self.replay.val()
             | self.single.val()
             | self.preempt.val()
             | self.fallback.val()
@@ -781,7 +779,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.m_chunk.write_address.next = self.cur_idx.q.val();
         self.m_bmp.write_address.next = self.cur_idx.q.val();
         // A completion keeps the fields with the valid bit clear: the done
-        // mark a late copy of the chunk is answered from.
+        // mark a late copy of the chunk is recognised (and dropped) by.
         self.n_ctl.next = (self.w_job17.wide.val() << self.sh12.val())
             | (self.w_wk17.wide.val() << self.sh6.val())
             | self.w_cnt17.wide.val();
@@ -810,9 +808,9 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         // What the value beats do, latched at every decision.
         if self.d_step.q.val() {
             self.pm_wval.d.next = self.claim.val() | self.preempt.val();
-            self.pm_wsum.d.next = self.add.val() | self.complete.val();
+            self.pm_wsum.d.next = self.add.val();
             self.pm_oval.d.next = self.single.val() | self.fallback.val();
-            self.pm_oold.d.next = self.preempt.val() | self.fl_evict.val() | self.replay.val();
+            self.pm_oold.d.next = self.preempt.val() | self.fl_evict.val();
             self.pm_osum.d.next = self.complete.val();
             if self.hdr_push.val() {
                 self.pm_kind.d.next = self.hdr_kind.val();
@@ -955,7 +953,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         if self.fallback.val() {
             self.counters[4].inc.next = self.one32.val();
         }
-        if self.dup.val() | self.replay.val() {
+        if self.dup.val() | self.late.val() {
             self.counters[5].inc.next = self.one32.val();
         }
         if self.fl_evict.val() {

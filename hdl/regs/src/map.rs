@@ -1147,7 +1147,7 @@ pub mod grad {
         0x48,
         "DUPLICATES_LO",
         "DUPLICATES_HI",
-        "Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (the RESULT is sent again)",
+        "Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (a late copy, dropped)",
     );
     const C6: [Register; 2] = counter(
         BASE,

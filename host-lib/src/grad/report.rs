@@ -265,7 +265,7 @@ pub struct RunReport {
     /// already complete or of a past iteration, flushed leftovers).
     pub host_stale: u64,
     /// RESULT packets of chunks already complete (the host had completed
-    /// them first, or the card answered a late copy from a done mark).
+    /// them first).
     pub stale_results: u64,
     /// EVICTs of stale claims outside flushes: late copies of completed
     /// chunks that held a slot until a newer chunk of their job took it

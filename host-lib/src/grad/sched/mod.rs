@@ -39,9 +39,12 @@
 //! and the host's own resend requests complete it: first to the workers
 //! it holds, then once to all). Its timer is brought forward to the
 //! reordering window (a quarter of the smoothed completion time, at least
-//! the host's round), doubled with each copy. The engine answers a copy
-//! of the chunk a slot completed last with the RESULT again (its done
-//! mark), and a newer chunk of a job evicts an older one of its own, so a
+//! the host's round), doubled with each copy. After a worker's last chunk
+//! of an iteration no later completion can reveal a loss, so its chunks
+//! outstanding then time out at the tail-loss probe timeout (twice the
+//! smoothed completion time at least; each completion re-arms it). The
+//! engine drops a copy of the chunk a slot completed last (its done mark),
+//! and a newer chunk of a job evicts an older one of its own, so a
 //! copy that arrives late rarely holds a slot; the host still flushes the
 //! card once no job is streaming whenever copies that could have claimed
 //! one were sent since the last flush (every slot held then is a leftover,

@@ -22,8 +22,15 @@ fn contributors(kind: Kind, h: &Header) -> u32 {
 /// RACK's reordering window: a quarter of the smoothed completion time,
 /// and at least the host's round (its latency both ways and its resend
 /// delay) so that chunks the host completes are not taken for lost.
-fn reorder_window(h: &HostModel, srtt: f64) -> u64 {
+pub(super) fn reorder_window(h: &HostModel, srtt: f64) -> u64 {
     ((srtt / 4.0) as u64).max(2 * h.latency + h.resend_after)
+}
+
+/// The tail-loss probe timeout (RFC 8985, section 7): twice the smoothed
+/// completion time or RFC 6298's estimate without the file's floor,
+/// whichever is larger, and at least RACK's window.
+pub(super) fn probe_timeout(h: &HostModel, srtt: f64, rttvar: f64) -> u64 {
+    ((2.0 * srtt).max(srtt + 4.0 * rttvar) as u64).max(reorder_window(h, srtt))
 }
 
 impl Run<'_> {
@@ -254,7 +261,21 @@ impl Run<'_> {
         // does: a chunk the host is slow to complete is not buried.
         let reo = reorder_window(&self.file.host, job.srtt);
         let window = self.window;
+        let pto = probe_timeout(&self.file.host, job.srtt, job.rttvar);
         for w in &mut job.workers {
+            // Progress re-arms a tail-loss probe (as an ack does TCP's):
+            // chunks sent after `c` with nothing above them complete yet
+            // probe `pto` from now, not from the last send.
+            if w.next == job.chunks && job.srtt > 0.0 {
+                let mut above = false;
+                for x in (c + 1..w.next).rev() {
+                    let k = (x % window) as usize;
+                    above |= job.complete[x as usize];
+                    if !above && w.tries[k] == 0 && w.deadline[k] < self.now + pto {
+                        w.deadline[k] = self.now + pto;
+                    }
+                }
+            }
             let sent_c = w.xmit[(c % window) as usize];
             for x in job.low..c.min(w.next) {
                 let k = (x % window) as usize;

@@ -116,6 +116,27 @@ impl Run<'_> {
         let deadline = self.now + t + self.rto_rng.gen_range(0..t / 2 + 1);
         wk.deadline[slot] = deadline;
         self.next_rto = Some(self.next_rto.map_or(deadline, |t| t.min(deadline)));
+        // Tail-loss probe (RFC 8985, section 7): after a worker's last chunk
+        // of the iteration no later completion can reveal a loss to RACK,
+        // so its chunks still outstanding time out at the probe timeout
+        // rather than the full one (each completion re-arms it). Only with
+        // a completion time measured: before it, stragglers could look
+        // like losses.
+        if copy.is_none() && c + 1 == job.chunks && job.srtt > 0.0 {
+            let pto = super::outputs::probe_timeout(&self.file.host, job.srtt, job.rttvar);
+            let due = self.now + pto;
+            for x in job.low..=c {
+                let k = (x % self.window) as usize;
+                if !job.complete[x as usize]
+                    && !wk.acked[k]
+                    && !job.at_host.contains(&x)
+                    && wk.deadline[k] > due
+                {
+                    wk.deadline[k] = due;
+                    self.next_rto = Some(self.next_rto.map_or(due, |t| t.min(due)));
+                }
+            }
+        }
         job.packets += 1;
         job.iter_bytes += (cv * packet::VALUE_BYTES) as u64;
         if copy == Some(true) {

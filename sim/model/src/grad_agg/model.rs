@@ -21,8 +21,8 @@ pub fn slot_of(job: u16, chunk: u32, slot_bits: u32) -> usize {
 ///
 /// A slot whose chunk completed keeps its fields with `valid` clear (a
 /// *done mark*, see [`Meta::done`]): the slot is free, but a late copy of
-/// the chunk it completed is answered with the RESULT again instead of
-/// claiming it. A flush clears every slot to the default.
+/// the chunk it completed is dropped instead of claiming it. A flush
+/// clears every slot to the default.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Meta {
     /// Holds a chunk.
@@ -57,13 +57,16 @@ pub enum Verdict {
     /// Added into the chunk's slot; more workers to come.
     Add,
     /// Added, and every worker is now summed: RESULT out, slot freed
-    /// with a done mark (its sums stay).
+    /// with a done mark.
     Complete,
-    /// A copy of the chunk the slot completed last (its done mark): the
-    /// RESULT is sent again from the kept sums, nothing changes. A worker
-    /// whose RESULT was lost gets it this way, and a copy sent before its
-    /// chunk completed never claims the slot.
-    Replay,
+    /// A copy of the chunk the slot completed last (its done mark):
+    /// dropped, so a copy sent before its chunk completed never claims the
+    /// slot for a chunk nobody will finish. It is not answered: a RESULT
+    /// sent again would go to every worker of the job (the fan-out copies
+    /// it), one input packet making many output packets, and under loss
+    /// that feedback swamps the output; a worker whose RESULT copy was
+    /// lost gets it from a peer (`weft::grad::udp`'s WANT).
+    Late,
     /// A single-worker job's chunk: RESULT out at once, no slot used.
     Single,
     /// An empty slot taken.
@@ -194,7 +197,7 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
                     ..next
                 }),
                 out: Some(result_or_evict(Kind::Result, cfg, &next)),
-                mode: mode(Some(Src::Sum), Some(Src::Sum)),
+                mode: mode(None, Some(Src::Sum)),
             };
         }
         return Decision {
@@ -206,10 +209,10 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
     }
     if m.done() && m.job == job && m.chunk == h.chunk && m.workers == h.workers {
         return Decision {
-            verdict: Verdict::Replay,
+            verdict: Verdict::Late,
             meta: None,
-            out: Some(result_or_evict(Kind::Result, cfg, m)),
-            mode: mode(None, Some(Src::Old)),
+            out: None,
+            mode: Mode::default(),
         };
     }
     let mine = Meta {
@@ -316,7 +319,7 @@ pub fn decision_counters(v: Verdict) -> &'static [usize] {
     use counter::*;
     match v {
         Verdict::Malformed(_) | Verdict::Empty => &[],
-        Verdict::Duplicate | Verdict::Replay => &[DUPLICATES],
+        Verdict::Duplicate | Verdict::Late => &[DUPLICATES],
         Verdict::Add | Verdict::Claim => &[AGGREGATED],
         Verdict::Complete | Verdict::Single => &[AGGREGATED, COMPLETED],
         Verdict::Preempt => &[AGGREGATED, PREEMPTED],
@@ -634,15 +637,14 @@ mod tests {
     }
 
     #[test]
-    fn a_late_copy_gets_the_result_again_and_never_claims() {
+    fn a_late_copy_is_dropped_and_never_claims() {
         let mut m = GradModel::new(CFG);
         m.packet(&data(1, 5, 0, 2, 10));
-        let r = m.packet(&data(1, 5, 1, 2, 3)).unwrap();
+        assert_eq!(m.packet(&data(1, 5, 1, 2, 3)).unwrap().kind, Kind::Result);
         let s = slot_of(1, 5, 2);
         assert!(m.slots[s].done() && !m.slots[s].valid);
-        // Worker 0's copy, sent before it saw the RESULT: the same RESULT.
-        let again = m.packet(&data(1, 5, 0, 2, 10)).unwrap();
-        assert_eq!(again, r);
+        // Worker 0's copy, sent before it saw the RESULT: dropped.
+        assert!(m.packet(&data(1, 5, 0, 2, 10)).is_none());
         assert!(m.slots[s].done(), "nothing claimed");
         assert_eq!(m.regs.counters[counter::DUPLICATES], 1);
         // Another chunk in the slot claims it as a free slot.
