@@ -334,3 +334,178 @@ fn a_decision_holds_two_actions_per_consumer() {
     assert_eq!(a.iter().count(), 2 * MAX_CONSUMERS);
     assert!(!a.is_empty());
 }
+
+/// A scripted pool for SloGuard: each window, every consumer's grants and
+/// a latency they all saw (`None`: no traffic).
+struct Script {
+    now: Observation,
+}
+
+impl Script {
+    fn new(n: usize) -> Self {
+        Self {
+            now: Observation {
+                n,
+                ..Default::default()
+            },
+        }
+    }
+    /// The next window's snapshot: consumer `c` saw 100 requests at
+    /// `lat[c]` cycles (or none).
+    fn window(&mut self, lat: &[Option<u64>]) -> Observation {
+        self.now.cycle += 1000;
+        for (c, l) in lat.iter().enumerate() {
+            if let Some(l) = l {
+                let o = &mut self.now.consumers[c];
+                o.requests += 100;
+                o.grants += 100;
+                hist_add(&mut o.hist, *l, 100);
+            }
+        }
+        self.now
+    }
+}
+
+fn weights(a: &Actions) -> Vec<(usize, u32)> {
+    a.iter()
+        .filter_map(|x| match x {
+            Action::SetWeight { consumer, weight } => Some((consumer, weight)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every knob in its order, on two victims (0 tight, 1 loose) and an
+/// aggressor (2): lift into deadline-monotonic classes, promote the loose
+/// victim into the tight one's class, then weight it within the shared
+/// class up to the limit, then report it infeasible (once), then feasible
+/// again; calm windows give the weight back step by step, and idle windows
+/// drop the classes.
+#[test]
+fn slo_guard_turns_every_knob_in_order() {
+    let mut c = cfg(0b011, 0);
+    c.slo_p99[0] = 15;
+    c.slo_p99[1] = 63;
+    c.limits.weight_max = 12;
+    let mut g = SloGuard::new(c);
+    let mut s = Script::new(3);
+    // Start: base weights and class 0 for all.
+    let a = g.decide(&s.window(&[None, None, None]));
+    assert_eq!(weights(&a), vec![(0, 8), (1, 8), (2, 8)]);
+    assert_eq!(prios(&a), vec![(0, 0), (1, 0), (2, 0)]);
+    // Both victims meet their SLO: nothing to do.
+    let a = g.decide(&s.window(&[Some(5), Some(20), Some(5)]));
+    assert!(a.is_empty() && !g.boosted());
+    // Victim 1 misses (p99 127 > 63): lifted, tight victim 0 above it.
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert!(g.boosted());
+    assert_eq!(prios(&a), vec![(0, 3), (1, 2), (2, 0)]);
+    assert_eq!(g.classes(), [3, 2, 0, 0, 0, 0, 0, 0]);
+    // Still missing: promoted into victim 0's class.
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert_eq!(prios(&a), vec![(1, 3)]);
+    // Still missing: weight within the shared class, step 2, to the limit.
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert_eq!(weights(&a), vec![(1, 10)]);
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert_eq!(weights(&a), vec![(1, 12)]);
+    assert_eq!(g.weights()[..3], [8, 12, 8]);
+    // Nothing left: after `infeasible_windows` (4) such windows, reported once.
+    for k in 0..4 {
+        let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+        assert!(a.is_empty(), "window {k}: {a:?}");
+        assert_eq!(a.events().count(), usize::from(k == 3));
+    }
+    assert_eq!(g.infeasible(), 0b10);
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert_eq!(a.events().count(), 0, "reported once");
+    // It meets its SLO again: feasible.
+    let a = g.decide(&s.window(&[Some(5), Some(40), Some(5)]));
+    assert_eq!(
+        a.events().collect::<Vec<_>>(),
+        vec![Event::Feasible { consumer: 1 }]
+    );
+    assert_eq!(g.infeasible(), 0);
+    // Calm (p99 well under both SLOs) for `calm_windows` (4): one step
+    // back toward the base weight, then another after 4 more.
+    for k in 0..4 {
+        let a = g.decide(&s.window(&[Some(2), Some(5), Some(5)]));
+        assert_eq!(weights(&a), if k == 3 { vec![(1, 10)] } else { vec![] });
+    }
+    for _ in 0..4 {
+        g.decide(&s.window(&[Some(2), Some(5), Some(5)]));
+    }
+    assert_eq!(g.weights()[1], 8);
+    assert!(g.boosted(), "classes stay while victims are active");
+    // No victim traffic for `calm_windows`: classes dropped.
+    for k in 0..4 {
+        let a = g.decide(&s.window(&[None, None, Some(5)]));
+        if k == 3 {
+            assert_eq!(prios(&a), vec![(0, 0), (1, 0), (2, 0)]);
+        } else {
+            assert!(a.is_empty());
+        }
+    }
+    assert!(!g.boosted());
+    assert_eq!(g.classes(), [0; MAX_CONSUMERS]);
+    // Missing again starts from the base classes, not the promotion.
+    let a = g.decide(&s.window(&[Some(5), Some(100), Some(5)]));
+    assert_eq!(prios(&a), vec![(0, 3), (1, 2), (2, 0)]);
+}
+
+/// A victim alone in its class gains no weight (it orders nothing there),
+/// and too few samples are no evidence.
+#[test]
+fn slo_guard_weights_only_shared_classes_and_needs_samples() {
+    let mut g = SloGuard::new(cfg(0b001, 15));
+    let mut s = Script::new(2);
+    g.decide(&s.window(&[None, None]));
+    g.decide(&s.window(&[Some(5), Some(5)]));
+    let a = g.decide(&s.window(&[Some(100), Some(5)]));
+    assert_eq!(prios(&a), vec![(0, 3), (1, 0)]);
+    // At the top class and alone: nothing to turn, counts toward infeasible.
+    let a = g.decide(&s.window(&[Some(100), Some(5)]));
+    assert!(weights(&a).is_empty() && prios(&a).is_empty());
+    // Fewer grants than `min_samples` (10): not judged.
+    let mut thin = s.window(&[None, Some(5)]);
+    thin.consumers[0].grants += 5;
+    hist_add(&mut thin.consumers[0].hist, 1000, 5);
+    assert!(g.decide(&thin).is_empty());
+}
+
+/// Static sets its weights and quotas once, clamped to the limits.
+#[test]
+fn static_sets_clamped_values_once() {
+    let mut w = [8u32; MAX_CONSUMERS];
+    w[1] = 500;
+    let mut q = [10u32; MAX_CONSUMERS];
+    q[0] = 1;
+    let mut p = Static::new(w, q, limits());
+    let now = Observation {
+        n: 2,
+        ..Default::default()
+    };
+    let a = p.decide(&now);
+    assert_eq!(
+        a.iter().collect::<Vec<_>>(),
+        vec![
+            Action::SetWeight {
+                consumer: 0,
+                weight: 8
+            },
+            Action::SetQuota {
+                consumer: 0,
+                pages: 4
+            },
+            Action::SetWeight {
+                consumer: 1,
+                weight: 64
+            },
+            Action::SetQuota {
+                consumer: 1,
+                pages: 10
+            },
+        ]
+    );
+    assert!(p.decide(&now).is_empty());
+}

@@ -281,3 +281,52 @@ fn sixteen_distinct_jobs_use_every_rank() {
     let r = p.registers();
     assert_eq!(r, [0x7654_3210, 0xFEDC_BA98]);
 }
+
+/// The ends of the intensity order, exactly: no bytes is the least whatever
+/// the compute, bytes without compute the most, and `exceeds` across those
+/// classes follows the order whatever the factor.
+#[test]
+fn intensity_order_at_its_ends() {
+    let i = |bytes, compute| Intensity { bytes, compute };
+    let (none, idle, pure, mid) = (i(0, 0), i(0, 500), i(7, 0), i(1000, 1));
+    for least in [none, idle] {
+        assert_eq!(least.cmp_exact(&mid), Ordering::Less);
+        assert_eq!(least.cmp_exact(&pure), Ordering::Less);
+        assert!(mid.exceeds(&least, 1000, 1) && pure.exceeds(&least, 1000, 1));
+        assert!(!least.exceeds(&mid, 1, 1000));
+    }
+    assert_eq!(none.cmp_exact(&idle), Ordering::Equal);
+    assert!(!none.exceeds(&idle, 1, 1) && !idle.exceeds(&none, 1, 1));
+    assert_eq!(pure.cmp_exact(&mid), Ordering::Greater);
+    assert_eq!(pure.cmp_exact(&i(1, 0)), Ordering::Equal);
+    assert!(pure.exceeds(&mid, 1000, 1) && !mid.exceeds(&pure, 1, 1000));
+    // Within the middle class the factor decides.
+    assert!(i(300, 100).exceeds(&i(100, 100), 2, 1));
+    assert!(!i(200, 100).exceeds(&i(100, 100), 2, 1));
+}
+
+/// An observation with compute but no bytes is evidence (the job sends
+/// nothing), not an empty one: it overrides the declared profile.
+#[test]
+fn an_observation_without_bytes_still_counts() {
+    let declared = job(4096, 10);
+    let quiet = JobObs {
+        bytes: 0,
+        compute: 5000,
+    };
+    assert!(!quiet.is_empty() && JobObs::default().is_empty());
+    assert_eq!(
+        Intensity::of(&declared, Some(&quiet)),
+        Intensity {
+            bytes: 0,
+            compute: 5000
+        }
+    );
+    assert_eq!(
+        Intensity::of(&declared, Some(&JobObs::default())),
+        Intensity {
+            bytes: 4096,
+            compute: 10
+        }
+    );
+}
