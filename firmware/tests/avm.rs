@@ -509,3 +509,72 @@ fn static_sets_clamped_values_once() {
     );
     assert!(p.decide(&now).is_empty());
 }
+
+/// Promotion goes one class up to the next tighter victim's class, not
+/// straight to the top: three victims of distinct SLOs sit in classes 3, 2
+/// and 1; the loosest, missing, moves to 2, then to 3.
+#[test]
+fn slo_guard_promotes_to_the_next_tighter_class() {
+    let mut c = cfg(0b0111, 0);
+    c.slo_p99[0] = 15;
+    c.slo_p99[1] = 63;
+    c.slo_p99[2] = 255;
+    let mut g = SloGuard::new(c);
+    let mut s = Script::new(4);
+    g.decide(&s.window(&[None; 4]));
+    g.decide(&s.window(&[Some(5), Some(20), Some(50), Some(5)]));
+    let miss = [Some(5), Some(20), Some(1000), Some(5)];
+    let a = g.decide(&s.window(&miss));
+    assert_eq!(prios(&a), vec![(0, 3), (1, 2), (2, 1), (3, 0)]);
+    assert_eq!(prios(&g.decide(&s.window(&miss))), vec![(2, 2)]);
+    assert_eq!(prios(&g.decide(&s.window(&miss))), vec![(2, 3)]);
+    assert_eq!(g.classes()[..4], [3, 2, 3, 0]);
+}
+
+/// The thresholds are exact: a victim at exactly its SLO plus
+/// `over_per_mille` (p99 1023 against an SLO of 930: 1100 per mille) is
+/// not acted on, one cycle tighter (929: 1101) is; a window with exactly
+/// `min_samples` grants is judged, one fewer is not; and a victim at
+/// exactly `under_per_mille` below its SLO (1023 against 1705: 600) is not
+/// calm, so weight is not given back.
+#[test]
+fn slo_guard_thresholds_are_exact() {
+    let at = |slo: u64| {
+        let mut g = SloGuard::new(cfg(0b01, slo));
+        let mut s = Script::new(2);
+        g.decide(&s.window(&[None, None]));
+        g.decide(&s.window(&[Some(5), Some(5)]));
+        !g.decide(&s.window(&[Some(1000), Some(5)])).is_empty()
+    };
+    assert!(!at(930), "exactly over_per_mille above: no action");
+    assert!(at(929));
+    let samples = |n: u64| {
+        let mut g = SloGuard::new(cfg(0b01, 15));
+        let mut s = Script::new(2);
+        g.decide(&s.window(&[None, None]));
+        g.decide(&s.window(&[Some(5), Some(5)]));
+        let mut w = s.window(&[None, Some(5)]);
+        w.consumers[0].grants += n;
+        hist_add(&mut w.consumers[0].hist, 1000, n);
+        !g.decide(&w).is_empty()
+    };
+    assert!(samples(10) && !samples(9));
+    // Two victims sharing a class (same SLO); victim 1 missing gains weight.
+    let calm_at = |slo: u64| {
+        let mut g = SloGuard::new(cfg(0b11, slo));
+        let mut s = Script::new(2);
+        g.decide(&s.window(&[None, None]));
+        let miss = [Some(5), Some(100_000)];
+        // The first miss lifts both into the top class, the second weights.
+        for _ in 0..2 {
+            g.decide(&s.window(&miss));
+        }
+        assert_eq!(g.weights()[1], 10);
+        for _ in 0..4 {
+            g.decide(&s.window(&[Some(1000), Some(1000)]));
+        }
+        g.weights()[1]
+    };
+    assert_eq!(calm_at(1705), 10, "exactly under_per_mille below: not calm");
+    assert_eq!(calm_at(1706), 8, "below it: one step back");
+}
