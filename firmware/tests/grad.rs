@@ -330,3 +330,19 @@ fn an_observation_without_bytes_still_counts() {
         }
     );
 }
+
+/// DSA sorts the jobs itself: listed from the most intensive down, each
+/// gets the level it gets when listed from the least up.
+#[test]
+fn dsa_levels_do_not_depend_on_job_order() {
+    let mut up = [JobProfile::default(); JOBS];
+    let mut down = [JobProfile::default(); JOBS];
+    for k in 0..4 {
+        // 1, 3, 9, 27 bytes per cycle: a level apart each.
+        up[k] = job(3u64.pow(k as u32) * 100, 100);
+        down[3 - k] = up[k];
+    }
+    let (u, d) = (dsa(&up, None), dsa(&down, None));
+    assert_eq!(u.0[..4], [0, 1, 2, 3]);
+    assert_eq!(d.0[..4], [3, 2, 1, 0]);
+}
