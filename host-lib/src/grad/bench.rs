@@ -282,6 +282,10 @@ pub struct LossPoint {
     pub bound: f64,
     /// Worker retransmissions, summed over the seeds.
     pub retransmissions: u64,
+    /// DATA packets the network lost, summed over the seeds.
+    pub lost: u64,
+    /// Copies the host fallback asked for (split chunks), summed.
+    pub host_resends: u64,
 }
 
 /// The gradient side of `weft bench goodput`: `file` under `policy` at
@@ -299,7 +303,7 @@ pub fn loss(
     }
     let mut out: Vec<LossPoint> = vec![];
     for p in [0.0, 0.01, 0.05] {
-        let (mut jct, mut rtx) = (vec![], 0);
+        let (mut jct, mut rtx, mut lost, mut host) = (vec![], 0, 0, 0);
         for &seed in seeds {
             let card = open()?;
             let opts = RunOptions {
@@ -312,6 +316,8 @@ pub fn loss(
                 return Err(GradError::Mismatch(format!("loss {p}, seed {seed}: {d}")));
             }
             rtx += rep.jobs.iter().map(|j| j.retransmissions).sum::<u64>();
+            lost += rep.jobs.iter().map(|j| j.lost).sum::<u64>();
+            host += rep.jobs.iter().map(|j| j.host_resends).sum::<u64>();
             jct.push(rep.average_jct);
         }
         let mean = jct.iter().sum::<f64>() / jct.len() as f64;
@@ -323,6 +329,8 @@ pub fn loss(
             ratio: mean / lossless.max(1.0),
             bound: 1.2 / (1.0 - p),
             retransmissions: rtx,
+            lost,
+            host_resends: host,
         });
     }
     Ok(out)

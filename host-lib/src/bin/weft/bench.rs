@@ -439,18 +439,26 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
         a.card.device, a.seeds
     );
     println!(
-        "  {:>5} {:>12} {:>7} {:>7} {:>8}  per seed",
-        "p", "avg JCT", "ratio", "bound", "retrans."
+        "  {:>5} {:>12} {:>7} {:>7} {:>8} {:>7} {:>9} {:>8}  per seed",
+        "p", "avg JCT", "ratio", "bound", "retrans.", "lost", "per lost", "host rq."
     );
     for l in &g {
         let per: Vec<String> = l.average_jct.iter().map(|t| format!("{t:.0}")).collect();
+        let per_lost = if l.lost == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.2}", l.retransmissions as f64 / l.lost as f64)
+        };
         println!(
-            "  {:>5} {:>12.0} {:>7.3} {:>7.3} {:>8}  {}",
+            "  {:>5} {:>12.0} {:>7.3} {:>7.3} {:>8} {:>7} {:>9} {:>8}  {}",
             l.p,
             l.mean,
             l.ratio,
             l.bound,
             l.retransmissions,
+            l.lost,
+            per_lost,
+            l.host_resends,
             per.join(" ")
         );
     }
