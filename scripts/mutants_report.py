@@ -59,6 +59,9 @@ def main():
     left = []
     for o in d["outcomes"]:
         sc = o["scenario"]
+        if sc == "Baseline" and o["summary"] != "Success":
+            print(f"mutants: {block}: the unmutated tests fail ({o['summary']}): no score", file=sys.stderr)
+            sys.exit(1)
         if not isinstance(sc, dict) or "Mutant" not in sc:
             continue
         s = o["summary"]
