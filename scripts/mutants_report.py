@@ -107,6 +107,9 @@ def main():
         os.makedirs(os.path.dirname(report), exist_ok=True)
         with open(report, "w") as f:
             f.write(text)
+    if os.environ.get("MUTANTS_REQUIRE_CAUGHT") == "1" and tally["CaughtMutant"] == 0:
+        print(f"mutants: {block}: no mutant was caught (none viable?): the run proves nothing", file=sys.stderr)
+        sys.exit(1)
     unexplained = [x for x in left if not x[3]]
     for name, _, k, _ in unexplained:
         print(f"mutants: unexplained survivor: {name}\n  key: {chr(9).join(k)}", file=sys.stderr)
