@@ -66,7 +66,7 @@ def main():
             continue
         s = o["summary"]
         tally[s] = tally.get(s, 0) + 1
-        if s in ("MissedMutant", "Timeout"):
+        if s == "MissedMutant":
             m = sc["Mutant"]
             k = key_of(m, root)
             left.append((m["name"], s, k, reasons.get(k)))
@@ -75,31 +75,33 @@ def main():
     explained = sum(1 for x in left if x[3])
     # Explained survivors (equivalent, or unreachable in simulation) are left
     # out of the score; the raw fraction is shown beside it.
-    score = tally["CaughtMutant"] / max(1, viable - explained)
-    raw = tally["CaughtMutant"] / max(1, viable)
+    # A mutant that hangs its test did not pass it: detected, as cargo-mutants
+    # counts it apart from the misses.
+    detected = tally["CaughtMutant"] + tally["Timeout"]
+    score = detected / max(1, viable - explained)
+    raw = detected / max(1, viable)
     lines = [
         f"# Mutation testing: `{block}`",
         "",
         f"Command: `{command}` (cargo-mutants {d.get('cargo_mutants_version', '?')}, "
         f"{seconds} s on this machine).",
         "",
-        "| listed | tried | caught | missed | timed out | unviable | explained | caught of viable | score |",
+        "| listed | tried | caught | missed | timed out | unviable | explained | detected of viable | score |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| {listed} | {tried} | {tally['CaughtMutant']} | {tally['MissedMutant']} | "
         f"{tally['Timeout']} | {tally['Unviable']} | {explained} | {100 * raw:.0f}% | {100 * score:.0f}% |",
         "",
-        "Viable: caught + missed + timed out. Score: caught / (viable - explained), where an "
+        "Viable: caught + missed + timed out; detected: caught + timed out (a mutant that "
+        "hangs its test does not pass it). Score: detected / (viable - explained), where an "
         "explained survivor is equivalent (no input tells it apart) or out of any "
         "simulation's reach, each with its reason below. Unviable mutants do not compile "
-        "(most replace a `Bits` value with a constructor it lacks). A timed-out mutant "
-        "hung its test and counts as not caught.",
+        "(most replace a `Bits` value with a constructor it lacks).",
         "",
     ]
     if left:
         lines += ["## Survivors", ""]
         for name, s, k, why in left:
-            tag = "timed out" if s == "Timeout" else "missed"
-            lines.append(f"- `{name}` ({tag}): {why or '**not yet explained or caught**'}")
+            lines.append(f"- `{name}` (missed): {why or '**not yet explained or caught**'}")
         lines.append("")
     text = "\n".join(lines)
     print(text)
