@@ -110,13 +110,16 @@ fn window(o: &mut Observation, lat: &[u64]) {
     }
 }
 
+/// The (consumer, value) pairs of the actions `pick` selects.
+fn picked(a: &Actions, pick: fn(Action) -> Option<(usize, u32)>) -> Vec<(usize, u32)> {
+    a.iter().filter_map(pick).collect()
+}
+
 fn prios(a: &Actions) -> Vec<(usize, u32)> {
-    a.iter()
-        .filter_map(|x| match x {
-            Action::SetPriority { consumer, priority } => Some((consumer, priority)),
-            _ => None,
-        })
-        .collect()
+    picked(a, |x| match x {
+        Action::SetPriority { consumer, priority } => Some((consumer, priority)),
+        _ => None,
+    })
 }
 
 fn obs4() -> Observation {
@@ -367,12 +370,10 @@ impl Script {
 }
 
 fn weights(a: &Actions) -> Vec<(usize, u32)> {
-    a.iter()
-        .filter_map(|x| match x {
-            Action::SetWeight { consumer, weight } => Some((consumer, weight)),
-            _ => None,
-        })
-        .collect()
+    picked(a, |x| match x {
+        Action::SetWeight { consumer, weight } => Some((consumer, weight)),
+        _ => None,
+    })
 }
 
 /// Every knob in its order, on two victims (0 tight, 1 loose) and an
