@@ -189,6 +189,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The QDMA engine is missing, in a mode the driver does not drive, or
+    /// refused what the driver asked (what was found is in `why`).
+    #[error("{device}: QDMA: {why}")]
+    Qdma {
+        /// Which device.
+        device: String,
+        /// What was found.
+        why: String,
+    },
     /// An operating-system call failed.
     #[error("{device}: {what}: {source}")]
     Os {

@@ -22,6 +22,7 @@ pub mod error;
 pub mod frames;
 pub mod iova;
 pub mod onic;
+pub mod qdma;
 pub mod regs;
 pub mod vfio;
 

@@ -51,6 +51,20 @@ impl Card {
                     frames: None,
                 })
             }
+            DeviceSpec::Qdma(bdf) => {
+                use weft_driver::qdma::{NetworkWire, Qdma, QdmaCard, QdmaConfig, VfioBus};
+                let bus = Arc::new(VfioBus::open(bdf)?);
+                let (q, pairs) = Qdma::bring_up(bus, QdmaConfig::default())?;
+                let name = format!("qdma:{bdf}");
+                let wire = Arc::new(NetworkWire::new(name.clone()));
+                let card = Arc::new(QdmaCard::new(name, q, pairs, wire));
+                identify(card.as_ref())?;
+                Ok(Self {
+                    spec,
+                    regs: card.clone(),
+                    frames: Some(card),
+                })
+            }
             DeviceSpec::Onic(bdf) => {
                 // BAR2 + 0x100000 through sysfs `resource2`, beside the
                 // bound `onic` driver (which owns the QDMA and the netdev).
@@ -109,7 +123,7 @@ impl Card {
             let why = match self.spec {
                 DeviceSpec::Onic(_) => "this card's frames go through its onic netdev, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
                 DeviceSpec::Unix(_) => "a served card's frames are on its TAP netdevs, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
-                _ => "no frame path to this card from weft yet (a card under the OpenNIC shell moves frames through its onic netdev, reached by the roles over UDP, or QDMA queues; weft reaches only its registers through vfio:)",
+                _ => "vfio: reaches only this card's registers: open it as qdma:DDDD:BB:DD.F for frames through weft's QDMA queues, or bind onic and use its netdev (the roles over UDP)",
             };
             Error::Unsupported(format!("{}: {why}", self.name()))
         })
@@ -164,6 +178,7 @@ fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
         SimChoice::RustHdl => SimKind::RustHdl,
         SimChoice::Verilator => SimKind::Verilator,
         SimChoice::Model => SimKind::Model,
+        SimChoice::Qdma => return open_sim_qdma(opts),
     };
     let eo = SimulatorOptions {
         waves: opts.waves.clone(),
@@ -175,6 +190,38 @@ fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
         spec: DeviceSpec::Sim(choice),
         regs: dev.clone(),
         frames: Some(dev),
+    })
+}
+
+/// `sim:qdma`: the top behind the behavioural QDMA model, brought up and
+/// driven by weft's QDMA driver (the code a real card runs).
+#[cfg(feature = "sim")]
+fn open_sim_qdma(opts: &OpenOptions) -> Result<Card> {
+    use weft_driver::qdma::{Qdma, QdmaCard, QdmaConfig};
+    use weft_sim::device::SimKind;
+    use weft_sim::qdma::{ModelOptions, QdmaModel};
+    use weft_sim::{SimDevice, SimulatorOptions};
+    let kind = if weft_sim::verilator::toolchain().is_ok() {
+        SimKind::Verilator
+    } else {
+        note_no_verilator();
+        SimKind::RustHdl
+    };
+    let eo = SimulatorOptions {
+        waves: opts.waves.clone(),
+        progress: opts.progress,
+        cache_dir: None,
+    };
+    let model = Arc::new(QdmaModel::new(
+        SimDevice::open(kind, &eo)?,
+        ModelOptions::default(),
+    ));
+    let (q, pairs) = Qdma::bring_up(model.clone(), QdmaConfig::default())?;
+    let card = Arc::new(QdmaCard::new("sim:qdma".into(), q, pairs, model));
+    Ok(Card {
+        spec: DeviceSpec::Sim(SimChoice::Qdma),
+        regs: card.clone(),
+        frames: Some(card),
     })
 }
 

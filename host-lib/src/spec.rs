@@ -16,11 +16,16 @@ pub enum SimChoice {
     Verilator,
     /// `sim:model`: the top's reference model with a timing model (no RTL).
     Model,
+    /// `sim:qdma`: `weft_top` (Verilator when installed, else rust-hdl)
+    /// behind a behavioural model of the shell's QDMA subsystem, reached
+    /// through weft's QDMA driver: the kernel-bypass path without a card.
+    Qdma,
 }
 
 /// A card to open: `sim` (Verilator when installed, else rust-hdl),
-/// `sim:verilator`, `sim:rust-hdl`, `sim:model`, `vfio:DDDD:BB:DD.F` (a
-/// PCI address bound to vfio-pci), `onic:DDDD:BB:DD.F` (a card whose
+/// `sim:verilator`, `sim:rust-hdl`, `sim:model`, `sim:qdma`,
+/// `vfio:DDDD:BB:DD.F` (a PCI address bound to vfio-pci: registers only),
+/// `qdma:DDDD:BB:DD.F` (the same, with frames through weft's QDMA queues), `onic:DDDD:BB:DD.F` (a card whose
 /// `onic` netdev is bound: its registers through sysfs `resource2`), or
 /// `unix:PATH` (the control socket of a card another process serves,
 /// `weft card serve`).
@@ -28,8 +33,11 @@ pub enum SimChoice {
 pub enum DeviceSpec {
     /// The simulated card.
     Sim(SimChoice),
-    /// A real card through VFIO.
+    /// A real card through VFIO: registers only.
     Vfio(String),
+    /// A real card through VFIO: registers through BAR2, frames through
+    /// weft's QDMA queue pairs (kernel bypass).
+    Qdma(String),
     /// A real card under the OpenNIC shell with its `onic` driver bound:
     /// registers through BAR2 (sysfs `resource2`).
     Onic(String),
@@ -69,9 +77,12 @@ impl FromStr for DeviceSpec {
             Some(("sim", "verilator")) => Ok(DeviceSpec::Sim(SimChoice::Verilator)),
             Some(("sim", "rust-hdl")) => Ok(DeviceSpec::Sim(SimChoice::RustHdl)),
             Some(("sim", "model")) => Ok(DeviceSpec::Sim(SimChoice::Model)),
+            Some(("sim", "qdma")) => Ok(DeviceSpec::Sim(SimChoice::Qdma)),
             Some(("sim", _)) => Err(bad("unknown simulator")),
             Some(("vfio", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Vfio(bdf.to_lowercase())),
             Some(("vfio", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
+            Some(("qdma", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Qdma(bdf.to_lowercase())),
+            Some(("qdma", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
             Some(("onic", bdf)) if valid_bdf(bdf) => Ok(DeviceSpec::Onic(bdf.to_lowercase())),
             Some(("onic", _)) => Err(bad("PCI address must look like 0000:3b:00.0")),
             Some(("unix", "")) => Err(bad("unix: needs the control socket's path")),
@@ -88,6 +99,8 @@ impl fmt::Display for DeviceSpec {
             DeviceSpec::Sim(SimChoice::RustHdl) => write!(f, "sim:rust-hdl"),
             DeviceSpec::Sim(SimChoice::Verilator) => write!(f, "sim:verilator"),
             DeviceSpec::Sim(SimChoice::Model) => write!(f, "sim:model"),
+            DeviceSpec::Sim(SimChoice::Qdma) => write!(f, "sim:qdma"),
+            DeviceSpec::Qdma(bdf) => write!(f, "qdma:{bdf}"),
             DeviceSpec::Vfio(bdf) => write!(f, "vfio:{bdf}"),
             DeviceSpec::Onic(bdf) => write!(f, "onic:{bdf}"),
             DeviceSpec::Unix(path) => write!(f, "unix:{}", path.display()),

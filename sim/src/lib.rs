@@ -25,6 +25,7 @@ pub mod hdl;
 pub mod memops_port_blocks;
 pub mod net_regs_blocks;
 pub mod probe;
+pub mod qdma;
 pub mod rec_pack_blocks;
 pub mod simulator;
 pub mod timed_model;
@@ -34,6 +35,7 @@ pub mod witness;
 pub mod yosys;
 
 pub use device::SimDevice;
+pub use qdma::QdmaModel;
 pub use simulator::{Simulator, SimulatorOptions};
 
 /// What can go wrong building or running a simulation.

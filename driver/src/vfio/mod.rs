@@ -395,6 +395,23 @@ impl VfioDevice {
             })
     }
 
+    /// Map BAR `bar` whole, for register access beside the window (the
+    /// QDMA driver reaches BAR0 this way while the window is BAR2).
+    pub fn map_bar(&self, bar: u8) -> Result<BarMap> {
+        let mmio = self.functions[0]
+            .map_bar(bar as usize)
+            .map_err(|e| Error::Os {
+                device: self.name.clone(),
+                what: format!("mapping BAR {bar}"),
+                source: e,
+            })?;
+        Ok(BarMap {
+            name: self.name.clone(),
+            bar,
+            mmio,
+        })
+    }
+
     /// The IOMMU group.
     pub fn iommu_group(&self) -> u32 {
         self.group
@@ -527,6 +544,49 @@ impl VfioDevice {
         // multiples of 4 (offset checked at open, addr above), so it is
         // 4-byte aligned.
         Ok(unsafe { self.bar.ptr.add(at as usize) }.cast())
+    }
+}
+
+/// A whole BAR mapped for 32-bit register access ([`VfioDevice::map_bar`]).
+pub struct BarMap {
+    name: String,
+    bar: u8,
+    mmio: Mmio,
+}
+
+impl BarMap {
+    /// Bytes of the BAR.
+    pub fn len(&self) -> u64 {
+        self.mmio.len as u64
+    }
+
+    /// Whether the BAR is empty (never, for a mapped BAR).
+    pub fn is_empty(&self) -> bool {
+        self.mmio.len == 0
+    }
+
+    fn ptr(&self, offset: u64) -> Result<*mut u32> {
+        let len = self.len();
+        window::check_access(&self.name, Window::whole_bar(self.bar), len, len, offset)?;
+        // SAFETY: offset + 4 <= len (checked just above) and offset is a
+        // multiple of 4 in a page-aligned mapping.
+        Ok(unsafe { self.mmio.ptr.add(offset as usize) }.cast())
+    }
+
+    /// Read the register at byte `offset`.
+    pub fn read32(&self, offset: u64) -> Result<u32> {
+        let p = self.ptr(offset)?;
+        // SAFETY: `p` points at 4 aligned bytes inside the mapping, alive
+        // while `self` is.
+        Ok(unsafe { window::mmio_read(p) })
+    }
+
+    /// Write the register at byte `offset`.
+    pub fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        let p = self.ptr(offset)?;
+        // SAFETY: as in `read32`.
+        unsafe { window::mmio_write(p, value) };
+        Ok(())
     }
 }
 
