@@ -125,7 +125,7 @@ impl Default for QdmaConfig {
             queues: 1,
             qbase: 0,
             ring_size: 1024,
-            h2c_buf: 4096,
+            h2c_buf: 9216,
             batch: 32,
             program_globals: true,
             enable_cmac: true,
@@ -208,10 +208,15 @@ impl<B: QdmaBus + 'static> Qdma<B> {
             cfg,
             max_queues,
         };
+        // onic_init_hardware's order: the function (FMAP, QCONF,
+        // indirection table), the globals (master PF), CMAC.
+        q.program_function()?;
         if q.cfg.program_globals {
             q.program_globals()?;
         }
-        q.program_function()?;
+        if q.cfg.enable_cmac {
+            q.enable_cmac()?;
+        }
         let mut pairs = vec![];
         for i in 0..q.cfg.queues {
             pairs.push(q.queue_up(i, rng_idx as u32)?);
@@ -241,6 +246,7 @@ impl<B: QdmaBus + 'static> Qdma<B> {
         for i in 0..16u32 {
             self.w0(C2H_BUF_SZ + 4 * i, BUF_SIZES[i as usize])?;
         }
+        self.w0(C2H_INT_TIMER_TICK, 25)?;
         for i in 0..16u32 {
             self.w0(C2H_TIMER_CNT + 4 * i, TIMER_COUNTS[i as usize])?;
         }
@@ -248,11 +254,12 @@ impl<B: QdmaBus + 'static> Qdma<B> {
             self.w0(C2H_CNT_TH + 4 * i, COUNT_THRESHOLDS[i as usize])?;
         }
         // onic's value: max_dsc_fetch 6, wb_acc_int 0.
-        self.w0(GLBL_DSC_CFG, 6 << 3)?;
-        self.w0(C2H_INT_TIMER_TICK, 25)
+        self.w0(GLBL_DSC_CFG, 6 << 3)
     }
 
-    /// FMAP, then the shell's QCONF, indirection table and key, then CMAC.
+    /// FMAP, then the shell's QCONF, indirection table and Toeplitz key
+    /// (onic leaves the key to ethtool; the driver writes a published one
+    /// so the queue choice does not rest on an undocumented default).
     fn program_function(&self) -> Result<()> {
         let func = self.bus.function();
         let mut m = Context::default();
@@ -282,9 +289,6 @@ impl<B: QdmaBus + 'static> Qdma<B> {
                 SHELL_HASH_KEY + 4 * i as u32,
                 u32::from_be_bytes([k[0], k[1], k[2], k[3]]),
             )?;
-        }
-        if self.cfg.enable_cmac {
-            self.enable_cmac()?;
         }
         Ok(())
     }

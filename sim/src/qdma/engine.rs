@@ -298,6 +298,30 @@ impl QdmaModel {
         Ok(())
     }
 
+    /// The benchmark's engine: every posted H2C descriptor consumed at
+    /// once, its status written back, nothing fetched.
+    pub(super) fn sink_h2c(&self, st: &mut Model) {
+        let mut mem = lock(&self.mem);
+        for (&qid, q) in st.queues.iter_mut() {
+            let c = st
+                .contexts
+                .get(&(Sel::SwH2c, qid))
+                .copied()
+                .unwrap_or_default();
+            let n = st
+                .globals
+                .get(&(GLBL_RNG_SZ + 4 * c.get(sw::RNG_SZ) as u32))
+                .copied();
+            let (Some(n), true) = (n, q.h2c_cidx != q.h2c_pidx) else {
+                continue;
+            };
+            q.h2c_cidx = q.h2c_pidx;
+            let status = (q.h2c_pidx as u32) | ((q.h2c_cidx as u32) << 16);
+            let at = c.get(sw::DSC_BASE) + 16 * (n as u64 - 1);
+            let _ = mem.write_iova(at, &status.to_le_bytes());
+        }
+    }
+
     /// Take what the top sent: wire frames to the network (if CMAC 0
     /// transmits), host frames into the C2H FIFO.
     pub(super) fn collect(&self, st: &mut Model) -> Result<()> {

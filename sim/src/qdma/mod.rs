@@ -48,7 +48,7 @@ use weft_regs::opennic::MAP_OFFSET;
 pub const SLICE: u64 = 32;
 /// Frames the model keeps offered on the top's H2C port at once (the rest
 /// stay in their rings until the top takes these).
-const H2C_DEPTH: usize = 2;
+const H2C_DEPTH: usize = 16;
 
 /// What the C2H side does with a packet when its queue has no buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,6 +68,10 @@ pub struct ModelOptions {
     pub c2h_fifo: usize,
     /// With no C2H buffer: stall or drop.
     pub no_buffer: NoBuffer,
+    /// Benchmarks only: the H2C engine takes every descriptor the moment
+    /// its doorbell rings, moving no data, so the driver's own descriptor
+    /// rate is what is measured (`cargo bench -p weft --bench qdma`).
+    pub sink_h2c: bool,
 }
 
 impl Default for ModelOptions {
@@ -76,6 +80,7 @@ impl Default for ModelOptions {
             queues: 512,
             c2h_fifo: 256,
             no_buffer: NoBuffer::Stall,
+            sink_h2c: false,
         }
     }
 }
@@ -373,9 +378,16 @@ impl QdmaBus for QdmaModel {
         let mut st = lock(&self.st);
         st.record(bar, offset, value, true);
         match bar {
-            Bar::Qdma => st.bar0_write(offset, value),
-            Bar::Shell => st.shell_write(offset, value),
+            Bar::Qdma => st.bar0_write(offset, value)?,
+            Bar::Shell => st.shell_write(offset, value)?,
         }
+        let h2c_db = bar == Bar::Qdma
+            && offset >= QUEUE_SPACE
+            && (offset - QUEUE_SPACE) % QUEUE_STRIDE == DB_H2C_PIDX;
+        if st.opts.sink_h2c && h2c_db {
+            self.sink_h2c(&mut st);
+        }
+        Ok(())
     }
 
     fn dma_alloc(&self, len: usize) -> Result<Box<dyn DmaBuffer>> {

@@ -50,10 +50,14 @@ mod tests {
     use super::*;
     use weft_driver::qdma::regs::RSS_KEY;
 
+    /// Source address and port, destination address and port, the hash
+    /// of the addresses alone and with the ports.
+    type Vector = ([u8; 4], u16, [u8; 4], u16, u32, u32);
+
     /// Microsoft's "Verifying the RSS Hash Calculation" vectors (IPv4).
     #[test]
     fn microsoft_verification_vectors() {
-        let v: [([u8; 4], u16, [u8; 4], u16, u32, u32); 3] = [
+        let v: [Vector; 3] = [
             (
                 [66, 9, 149, 187],
                 2794,
