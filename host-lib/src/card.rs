@@ -123,7 +123,8 @@ impl Card {
             let why = match self.spec {
                 DeviceSpec::Onic(_) => "this card's frames go through its onic netdev, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
                 DeviceSpec::Unix(_) => "a served card's frames are on its TAP netdevs, reached by the roles over UDP (weft kv send / weft kv collect, weft grad worker, weft memops send)",
-                _ => "vfio: reaches only this card's registers: open it as qdma:DDDD:BB:DD.F for frames through weft's QDMA queues, or bind onic and use its netdev (the roles over UDP)",
+                DeviceSpec::Vfio(_) => "no frame path through vfio:, which reaches only the card's registers: open it as qdma:DDDD:BB:DD.F for frames through weft's QDMA queues, or bind onic and use its netdev (the roles over UDP)",
+                _ => "no frame path to this card (it was opened without frame ports)",
             };
             Error::Unsupported(format!("{}: {why}", self.name()))
         })

@@ -64,8 +64,10 @@ pub struct QueuePair {
     /// last written back.
     h2c_pidx: usize,
     h2c_cidx: usize,
-    /// Descriptors filled since the last doorbell.
+    /// Descriptors filled since the last doorbell, staged here and written
+    /// to the ring in one piece (two at a wrap) when it rings.
     unrung: usize,
+    staged: Vec<u8>,
     /// C2H: the next buffer a completion fills. Every buffer from it on,
     /// but the one just before it, is the engine's: the producer index the
     /// driver writes is always `c2h_next - 1`.
@@ -122,6 +124,7 @@ impl QueuePair {
             h2c_pidx: 0,
             h2c_cidx: 0,
             unrung: 0,
+            staged: Vec::with_capacity((n - 1) * H2C_DESC),
             c2h_next: 0,
             cmpt_cidx: 0,
             color: true,
@@ -235,7 +238,7 @@ impl QueuePair {
         let mut d = [0u8; H2C_DESC];
         d[..8].copy_from_slice(&lo.to_le_bytes());
         d[8..].copy_from_slice(&addr.to_le_bytes());
-        self.h2c_ring.write(i * H2C_DESC, &d)?;
+        self.staged.extend_from_slice(&d);
         self.h2c_pidx = (i + 1) % self.slots();
         self.stats.sent += 1;
         self.unrung += 1;
@@ -250,6 +253,14 @@ impl QueuePair {
         if self.unrung == 0 {
             return Ok(());
         }
+        let first = (self.h2c_pidx + self.slots() - self.unrung) % self.slots();
+        let to_end = (self.slots() - first).min(self.unrung) * H2C_DESC;
+        self.h2c_ring
+            .write(first * H2C_DESC, &self.staged[..to_end])?;
+        if to_end < self.staged.len() {
+            self.h2c_ring.write(0, &self.staged[to_end..])?;
+        }
+        self.staged.clear();
         self.bus.write32(
             Bar::Qdma,
             doorbell(self.local, DB_H2C_PIDX),
