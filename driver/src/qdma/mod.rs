@@ -385,18 +385,7 @@ impl<B: QdmaBus + 'static> Qdma<B> {
         let func = self.bus.function();
         let n = self.cfg.ring_size as usize;
         let pair = QueuePair::alloc(self.bus.clone(), local, n, self.cfg.h2c_buf, self.cfg.batch)?;
-        for sel in [
-            Sel::SwH2c,
-            Sel::HwH2c,
-            Sel::CrH2c,
-            Sel::SwC2h,
-            Sel::HwC2h,
-            Sel::CrC2h,
-            Sel::Pfch,
-            Sel::Cmpt,
-        ] {
-            self.context(sel, qid, Op::Clear, None)?;
-        }
+        self.clear_queue(qid)?;
         let mut h2c = Context::default();
         h2c.set(sw::FNC, func as u64)
             .set(sw::QEN, 1)
@@ -435,10 +424,9 @@ impl<B: QdmaBus + 'static> Qdma<B> {
         Ok(pair)
     }
 
-    /// Stop queue pair `pair` (its contexts cleared; its memory goes when
-    /// the pair is dropped, after this).
-    pub fn queue_down(&self, pair: &QueuePair) -> Result<()> {
-        let qid = self.cfg.qbase + pair.local();
+    /// Clear every context of absolute queue `qid`: SW, HW and credit both
+    /// ways, prefetch, completion.
+    fn clear_queue(&self, qid: u32) -> Result<()> {
         for sel in [
             Sel::SwH2c,
             Sel::HwH2c,
@@ -451,6 +439,14 @@ impl<B: QdmaBus + 'static> Qdma<B> {
         ] {
             self.context(sel, qid, Op::Clear, None)?;
         }
+        Ok(())
+    }
+
+    /// Stop queue pair `pair` (its contexts cleared; its memory goes when
+    /// the pair is dropped, after this).
+    pub fn queue_down(&self, pair: &QueuePair) -> Result<()> {
+        let qid = self.cfg.qbase + pair.local();
+        self.clear_queue(qid)?;
         Ok(())
     }
 
