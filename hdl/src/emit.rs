@@ -15,9 +15,11 @@ pub struct Emitted {
 }
 
 /// Generate the Verilog of a connected block with its top module named
-/// `module` (rust-hdl always names it `top`, and its submodules `top$...`).
+/// `module` (rust-hdl always names it `top`, and its submodules `top$...`),
+/// each combinational block split into one block per signal
+/// ([`crate::comb_split`]). This is the Verilog every tool is given.
 pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
-    rename_top(&generate_verilog(uut), module)
+    crate::comb_split::split(&rename_top(&generate_verilog(uut), module)).0
 }
 
 /// Rename rust-hdl's `top` module and its `top$child` submodules, so that
