@@ -19,7 +19,28 @@ pub struct Emitted {
 /// each combinational block split into one block per signal
 /// ([`crate::comb_split`]). This is the Verilog every tool is given.
 pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
-    crate::comb_split::split(&rename_top(&generate_verilog(uut), module)).0
+    verilog_shaped(uut, module, Shape::Split)
+}
+
+/// How the emitted Verilog is shaped.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// One combinational block per signal: what every tool is given.
+    #[default]
+    Split,
+    /// As rust-hdl writes it: one combinational block per module. Kept to
+    /// measure what the split buys (`weft bench sim`) and to look at
+    /// rust-hdl's own output.
+    AsGenerated,
+}
+
+/// [`verilog_of`] with the combinational blocks shaped as `shape` says.
+pub fn verilog_shaped<B: Block>(uut: &B, module: &str, shape: Shape) -> String {
+    let v = rename_top(&generate_verilog(uut), module);
+    match shape {
+        Shape::Split => crate::comb_split::split(&v).0,
+        Shape::AsGenerated => v,
+    }
 }
 
 /// Rename rust-hdl's `top` module and its `top$child` submodules, so that

@@ -184,7 +184,7 @@ fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
     let eo = SimulatorOptions {
         waves: opts.waves.clone(),
         progress: opts.progress,
-        cache_dir: None,
+        ..SimulatorOptions::default()
     };
     let dev = Arc::new(SimDevice::open(kind, &eo)?);
     Ok(Card {
@@ -211,7 +211,7 @@ fn open_sim_qdma(opts: &OpenOptions) -> Result<Card> {
     let eo = SimulatorOptions {
         waves: opts.waves.clone(),
         progress: opts.progress,
-        cache_dir: None,
+        ..SimulatorOptions::default()
     };
     let model = Arc::new(QdmaModel::new(
         SimDevice::open(kind, &eo)?,

@@ -156,7 +156,7 @@ impl State {
             i.s_axis_qdma_h2c_tvalid = true;
             i.s_axis_qdma_h2c_tuser_size = z;
         }
-        let o = rtl.dut.eval(&i);
+        let o = rtl.dut.cycle(&i);
         if i.s_axis_adap_rx_250mhz_tvalid && o.s_axis_adap_rx_250mhz_tready {
             rtl.rx.take(i.s_axis_adap_rx_250mhz_tlast);
         }
@@ -204,7 +204,6 @@ impl State {
                 o.m_axis_adap_tx_250mhz_tuser_size,
             );
         }
-        rtl.dut.tick();
         (o, out, fault)
     }
 
@@ -428,6 +427,15 @@ impl SimDevice {
     /// Host memory as the card's DMA would see it (for tests).
     pub fn host_memory(&self) -> Arc<Mutex<HostMemory>> {
         self.mem.clone()
+    }
+
+    /// Where the simulator's time went so far, when the card was opened
+    /// with [`SimulatorOptions::profile`] on Verilator.
+    pub fn profile(&self) -> Option<weft_model::DutProfile> {
+        match &lock(&self.state).backend {
+            Backend::Rtl(rtl) => rtl.dut.profile(),
+            Backend::Model(_) => None,
+        }
     }
 
     /// A sent frame whose `tuser_size` disagreed with its bytes, if any.

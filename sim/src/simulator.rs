@@ -6,6 +6,7 @@ use crate::{vl, SimError};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
+use weft_hdl::emit::Shape;
 use weft_model::{Dut, Schedule};
 
 /// Which simulator runs the RTL.
@@ -47,6 +48,12 @@ pub struct SimulatorOptions<'a> {
     pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
     /// Verilator cache directory (default: see [`verilator::build`]).
     pub cache_dir: Option<PathBuf>,
+    /// The shape of the Verilog Verilator is given (the split one unless a
+    /// benchmark asks for rust-hdl's own).
+    pub shape: Shape,
+    /// Time the Verilated model's calls and the packing of its ports
+    /// ([`Dut::profile`]); costs a few percent.
+    pub profile: bool,
 }
 
 /// A boxed DUT.
@@ -61,6 +68,7 @@ pub struct Prepared<B: HdlPorts> {
     make: Box<dyn Fn() -> B + Send + Sync>,
     lib: Option<Arc<Library>>,
     schedule: Schedule,
+    profile: bool,
 }
 
 impl<B> Prepared<B>
@@ -85,7 +93,9 @@ where
                     cache_dir: opts.cache_dir.clone(),
                     progress: opts.progress.map(|p| p as &dyn Fn(&str)),
                 };
-                Some(vl::build::<B::In, B::Out, B>(&make, module, &bo)?)
+                Some(vl::build::<B::In, B::Out, B>(
+                    &make, module, opts.shape, &bo,
+                )?)
             }
         };
         Ok(Self {
@@ -93,6 +103,7 @@ where
             make: Box::new(make),
             lib,
             schedule: crate::hdl::default_schedule::<B>(),
+            profile: opts.profile,
         })
     }
 
@@ -146,11 +157,11 @@ where
                     None => d,
                 }))
             }
-            Some(lib) => Ok(Box::new(vl::VerilatorDut::<B::In, B::Out>::with_schedule(
-                lib,
-                waves,
-                schedule.clone(),
-            )?)),
+            Some(lib) => {
+                let d =
+                    vl::VerilatorDut::<B::In, B::Out>::with_schedule(lib, waves, schedule.clone())?;
+                Ok(Box::new(if self.profile { d.profiled() } else { d }))
+            }
         }
     }
 }

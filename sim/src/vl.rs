@@ -12,7 +12,9 @@ use crate::SimError;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
-use weft_model::{Dut, PortSet, Schedule};
+use std::time::Instant;
+use weft_hdl::emit::Shape;
+use weft_model::{Dut, DutProfile, PortSet, Schedule};
 
 /// The clock port of a single-clock weft block.
 pub const CLOCK: &str = "clock";
@@ -28,11 +30,15 @@ pub const CLOCK: &str = "clock";
 pub fn build<I: PortSet, O: PortSet, B: HdlPorts>(
     make: &(dyn Fn() -> B + Sync),
     module: &str,
+    shape: Shape,
     opts: &BuildOptions,
 ) -> Result<Arc<Library>, SimError> {
     let (verilog, ports) = weft_hdl::emit::on_big_stack(|| {
         let uut = make();
-        (weft_hdl::emit::verilog_of(&uut, module), ports_of(&uut))
+        (
+            weft_hdl::emit::verilog_shaped(&uut, module, shape),
+            ports_of(&uut),
+        )
     });
     let source = source_with_clocks::<I, O>(verilog, module, &ports, B::CLOCKS)?;
     Ok(verilator::build(&source, opts)?)
@@ -121,6 +127,8 @@ pub struct VerilatorDut<I, O> {
     model: Model,
     inw: Vec<u32>,
     outw: Vec<u32>,
+    /// Counted time, when profiling.
+    profile: Option<DutProfile>,
     /// The schedule as given (reported by [`Dut::schedule`]).
     schedule: Schedule,
     /// The schedule with its bits in the model's clock order.
@@ -164,6 +172,7 @@ impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
             model: Model::new(lib, waves)?,
             inw: Vec::with_capacity(I::total_words()),
             outw: vec![0; O::total_words()],
+            profile: None,
             schedule,
             by_port,
             step: 0,
@@ -172,20 +181,77 @@ impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
     }
 }
 
+impl<I, O> VerilatorDut<I, O> {
+    /// Count where time goes ([`Dut::profile`]): a few percent slower.
+    pub fn profiled(mut self) -> Self {
+        self.profile = Some(DutProfile::default());
+        self
+    }
+}
+
 impl<I: PortSet, O: PortSet> Dut for VerilatorDut<I, O> {
     type In = I;
     type Out = O;
 
     fn eval(&mut self, inputs: &I) -> O {
+        let Some(p) = self.profile.as_mut() else {
+            self.inw.clear();
+            inputs.pack(&mut self.inw);
+            self.model.eval(&self.inw, &mut self.outw);
+            return O::unpack(&self.outw);
+        };
+        let t0 = Instant::now();
         self.inw.clear();
         inputs.pack(&mut self.inw);
+        let t1 = Instant::now();
         self.model.eval(&self.inw, &mut self.outw);
-        O::unpack(&self.outw)
+        let t2 = Instant::now();
+        let o = O::unpack(&self.outw);
+        let t3 = Instant::now();
+        p.ports += (t1 - t0 + (t3 - t2)).as_secs_f64();
+        p.simulator += (t2 - t1).as_secs_f64();
+        o
     }
 
     fn tick(&mut self) {
-        self.model.step(self.by_port.rising(self.step));
+        let rising = self.by_port.rising(self.step);
+        match self.profile.as_mut() {
+            None => self.model.step(rising),
+            Some(p) => {
+                let t0 = Instant::now();
+                self.model.step(rising);
+                p.simulator += t0.elapsed().as_secs_f64();
+                p.steps += 1;
+            }
+        }
         self.step += 1;
+    }
+
+    fn cycle(&mut self, inputs: &I) -> O {
+        let rising = self.by_port.rising(self.step);
+        self.step += 1;
+        let Some(p) = self.profile.as_mut() else {
+            self.inw.clear();
+            inputs.pack(&mut self.inw);
+            self.model.eval_step(&self.inw, &mut self.outw, rising);
+            return O::unpack(&self.outw);
+        };
+        let t0 = Instant::now();
+        self.inw.clear();
+        inputs.pack(&mut self.inw);
+        let t1 = Instant::now();
+        self.model.eval_step(&self.inw, &mut self.outw, rising);
+        let t2 = Instant::now();
+        let o = O::unpack(&self.outw);
+        let t3 = Instant::now();
+        p.ports += (t1 - t0 + (t3 - t2)).as_secs_f64();
+        p.simulator += (t2 - t1).as_secs_f64();
+        p.steps += 1;
+        o
+    }
+
+    fn profile(&self) -> Option<DutProfile> {
+        self.profile
     }
 
     fn witness(&self) -> &str {

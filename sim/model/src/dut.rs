@@ -27,6 +27,14 @@ pub trait Dut {
     fn eval(&mut self, inputs: &Self::In) -> Self::Out;
     /// Advance one base step: raise every clock scheduled for it.
     fn tick(&mut self);
+    /// `eval` then `tick`, returning the outputs of `eval`: one whole base
+    /// step, for callers that have nothing to do between the two (a
+    /// simulator may do both in one call).
+    fn cycle(&mut self, inputs: &Self::In) -> Self::Out {
+        let o = self.eval(inputs);
+        self.tick();
+        o
+    }
     /// Which witness this is ("model", "rust-hdl", "verilator"), for reports.
     fn witness(&self) -> &str;
     /// The clocks this DUT steps and when each rises. Witnesses compared
@@ -36,6 +44,24 @@ pub trait Dut {
     fn schedule(&self) -> Schedule {
         Schedule::single("clock")
     }
+    /// Where this DUT's time went, if it was asked to keep count (a
+    /// simulator built with profiling); `None` otherwise.
+    fn profile(&self) -> Option<DutProfile> {
+        None
+    }
+}
+
+/// Where a simulated DUT's time went, since it was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DutProfile {
+    /// Base steps (one `eval` and one `tick` each).
+    pub steps: u64,
+    /// Seconds inside the simulator itself (for Verilator: the calls into
+    /// the Verilated model).
+    pub simulator: f64,
+    /// Seconds packing inputs into, and unpacking outputs from, the
+    /// simulator's port words.
+    pub ports: f64,
 }
 
 /// Produces a block's inputs step by step and watches its outputs.

@@ -31,6 +31,7 @@ pub mod stall;
 pub mod steer;
 pub mod top;
 pub mod top_model;
+pub mod top_traffic;
 pub mod wire;
 
 pub use clocks::Schedule;
@@ -60,5 +61,5 @@ pub fn soak_cycles(short: u64) -> u64 {
     }
 }
 
-pub use dut::{compare, run, Divergence, Driver, Dut, Run, RunError};
+pub use dut::{compare, run, Divergence, Driver, Dut, DutProfile, Run, RunError};
 pub use ports::{Port, PortSet, PortValue};

@@ -9,7 +9,9 @@ use super::{Dir, ModelSource, PortSpec, VerilatorError};
 
 /// Version of the wrapper ABI; `weft_abi_version()` returns it.
 /// 2: `weft_tick` takes a mask of rising clocks (several clocks).
-pub(crate) const ABI_VERSION: u32 = 2;
+/// 3: `weft_step` (eval and tick in one call); clocks fall with the next
+/// inputs when not tracing.
+pub(crate) const ABI_VERSION: u32 = 3;
 
 /// Most clocks a design may have: `weft_tick`'s mask is 32 bits.
 pub(crate) const MAX_CLOCKS: usize = 32;
@@ -263,7 +265,17 @@ struct WeftModel {{
 #endif
     uint64_t last_dump = 0;
     uint64_t next_rise = 10;  // one step is 10 time units, edges at 10, 20, ...
+    // Clocks raised by the last tick and not yet lowered: without a trace
+    // they fall together with the next inputs, in one evaluation (rust-hdl
+    // designs have no negedge logic, so nothing sees the fall by itself).
+    uint32_t high = 0;
 }};
+
+// Lower the clocks the last tick left high (the caller then evaluates).
+inline void weft_fall(WeftModel* m) {{
+    const uint32_t rising = m->high;
+    m->high = 0;
+{fall}}}
 
 inline void weft_at(WeftModel* m, uint64_t t) {{
     m->ctx->time(t);
@@ -348,30 +360,39 @@ WEFT_API void* weft_new(const char* vcd_path, int32_t* status) {{
 
 WEFT_API void weft_free(void* p) {{ weft_destroy(static_cast<WeftModel*>(p)); }}
 
-WEFT_API void weft_eval(void* p, const uint32_t* in, uint32_t* out) {{
-    WeftModel* const m = static_cast<WeftModel*>(p);
-    weft_bind(m);
+namespace {{
+inline void weft_eval_in(WeftModel* m, const uint32_t* in, uint32_t* out) {{
     Vtop* const t = m->top;
     (void)in;
     (void)out;
-{set}    t->eval();
+{set}    weft_fall(m);
+    t->eval();
 {get}}}
 
 // One base step: bit i of `rising` raises clock i; all of them rise at one
-// instant (one eval), then fall together. When tracing, dumps the state set
-// by the last evals just after the previous falling edge (rise - 4), then
-// each edge.
-WEFT_API void weft_tick(void* p, uint32_t rising) {{
-    WeftModel* const m = static_cast<WeftModel*>(p);
-    weft_bind(m);
+// instant (one eval). When tracing they fall at once (another eval) and the
+// state set by the last evals is dumped just after the previous falling
+// edge (rise - 4), then at each edge; otherwise they fall with the next
+// inputs (or at the next tick, if no inputs come first).
+inline void weft_tick_in(WeftModel* m, uint32_t rising) {{
     const uint64_t rise = m->next_rise;
     if (m->last_dump < rise - 4) weft_at(m, rise - 4);
 #if WEFT_HAS_CLOCK
     if (rising != 0) {{
+        if (m->high != 0) {{
+            weft_fall(m);
+            m->top->eval();
+        }}
 {rise}        m->top->eval();
         weft_at(m, rise);
-{fall}        m->top->eval();
-        weft_at(m, rise + 5);
+        m->high = rising;
+#if WEFT_TRACE
+        if (m->tfp) {{
+            weft_fall(m);
+            m->top->eval();
+            weft_at(m, rise + 5);
+        }}
+#endif
     }}
 #else
     (void)rising;
@@ -379,6 +400,28 @@ WEFT_API void weft_tick(void* p, uint32_t rising) {{
     weft_at(m, rise);
 #endif
     m->next_rise = rise + 10;
+}}
+}}  // namespace
+
+WEFT_API void weft_eval(void* p, const uint32_t* in, uint32_t* out) {{
+    WeftModel* const m = static_cast<WeftModel*>(p);
+    weft_bind(m);
+    weft_eval_in(m, in, out);
+}}
+
+WEFT_API void weft_tick(void* p, uint32_t rising) {{
+    WeftModel* const m = static_cast<WeftModel*>(p);
+    weft_bind(m);
+    weft_tick_in(m, rising);
+}}
+
+// weft_eval then weft_tick, in one call: the outputs are those before the
+// edge.
+WEFT_API void weft_step(void* p, const uint32_t* in, uint32_t* out, uint32_t rising) {{
+    WeftModel* const m = static_cast<WeftModel*>(p);
+    weft_bind(m);
+    weft_eval_in(m, in, out);
+    weft_tick_in(m, rising);
 }}
 "#
     )

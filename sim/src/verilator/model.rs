@@ -13,6 +13,7 @@ type NewFn = unsafe extern "C" fn(*const c_char, *mut i32) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
 type EvalFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
 type TickFn = unsafe extern "C" fn(*mut c_void, u32);
+type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u32);
 
 /// A built design: the loaded shared object plus its port metadata. Shared
 /// by every [`Model`] instantiated from it; the shared object stays loaded
@@ -28,6 +29,7 @@ pub struct Library {
     free_fn: FreeFn,
     eval_fn: EvalFn,
     tick_fn: TickFn,
+    step_fn: StepFn,
     // Last: the function pointers above point into it.
     _lib: libloading::Library,
 }
@@ -104,6 +106,9 @@ impl Library {
             let tick_fn: TickFn = *lib
                 .get::<TickFn>(b"weft_tick\0")
                 .map_err(|e| load_err("weft_tick", e))?;
+            let step_fn: StepFn = *lib
+                .get::<StepFn>(b"weft_step\0")
+                .map_err(|e| load_err("weft_step", e))?;
             Ok(Library {
                 path: path.to_path_buf(),
                 cache_hit,
@@ -115,6 +120,7 @@ impl Library {
                 free_fn,
                 eval_fn,
                 tick_fn,
+                step_fn,
                 _lib: lib,
             })
         }
@@ -285,6 +291,28 @@ impl Model {
         // SAFETY: the slices have exactly the lengths the wrapper was
         // generated for; ptr is a live model.
         unsafe { (self.lib.eval_fn)(self.ptr, inputs.as_ptr(), outputs.as_mut_ptr()) }
+    }
+
+    /// [`eval`](Model::eval) then [`step`](Model::step) in one call: the
+    /// outputs are those before the clocks of `rising` rise.
+    ///
+    /// # Panics
+    ///
+    /// As [`eval`](Model::eval), for slices of the wrong length.
+    pub fn eval_step(&mut self, inputs: &[u32], outputs: &mut [u32], rising: u32) {
+        assert_eq!(
+            inputs.len(),
+            self.lib.in_words,
+            "Model::eval_step: input words"
+        );
+        assert_eq!(
+            outputs.len(),
+            self.lib.out_words,
+            "Model::eval_step: output words"
+        );
+        // SAFETY: as in eval: the slices have exactly the lengths the
+        // wrapper was generated for, and ptr is a live model.
+        unsafe { (self.lib.step_fn)(self.ptr, inputs.as_ptr(), outputs.as_mut_ptr(), rising) }
     }
 
     /// One clock cycle of every clock at once: [`step`](Model::step) with

@@ -41,6 +41,31 @@ pub enum BenchCmd {
     /// and 5% DATA loss, the average JCT per seed, the ratio to the
     /// lossless mean and the bound 1.2 / (1 - p).
     Goodput(BenchGoodputArgs),
+    /// Simulation speed of the whole card: weft_top under sustained mixed
+    /// traffic on both inputs (key-value, gradient, MemOps, other and
+    /// malformed frames), on Verilator (the Verilog every tool gets, and
+    /// rust-hdl's own one-block-per-module Verilog: before and after the
+    /// split), rust-hdl's simulator and the top's model, in axis_aclk
+    /// cycles per second; where Verilator's time goes; whether the RTL runs
+    /// sent the same frames.
+    Sim(BenchSimArgs),
+}
+
+#[derive(Args)]
+pub struct BenchSimArgs {
+    /// Cycles of traffic on Verilator and the model.
+    #[arg(long, default_value_t = 200_000)]
+    cycles: u64,
+    /// Cycles of traffic on rust-hdl's simulator (0 skips it; it runs a
+    /// few hundred cycles a second on the whole card).
+    #[arg(long, default_value_t = 2_000)]
+    rust_hdl_cycles: u64,
+    /// Seed of the card's configuration and the traffic.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -109,6 +134,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Memops { requests, json } => bench_memops(requests, json),
         BenchCmd::Grad(a) => bench_grad(a),
         BenchCmd::Goodput(a) => bench_goodput(a),
+        BenchCmd::Sim(a) => bench_sim(a),
     }
 }
 
@@ -461,6 +487,65 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
             l.host_resends,
             per.join(" ")
         );
+    }
+    Ok(())
+}
+
+fn bench_sim(a: BenchSimArgs) -> Result<()> {
+    if weft_sim::verilator::toolchain().is_err() {
+        bail!(
+            "weft bench sim compares Verilator runs: install Verilator (apt-get install verilator)"
+        );
+    }
+    let pb = spinner();
+    let progress = |m: &str| pb.set_message(m.to_string());
+    let r = weft::bench::sim::run(&weft::bench::sim::SimBenchOptions {
+        cycles: a.cycles,
+        rust_hdl_cycles: a.rust_hdl_cycles,
+        seed: a.seed,
+        progress: Some(&progress),
+    });
+    pb.finish_and_clear();
+    let r = r?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "weft_top, sustained mixed traffic on both inputs (seed {}), after {} cycles of configuration:",
+        r.seed, r.config_cycles
+    );
+    for run in &r.runs {
+        println!(
+            "  {:<30} {:>9} cycles {:>8.2} s {:>12.0} cycles/s   {:>6} frames in, {:>6} out, {:.1} bytes in/cycle",
+            run.simulation,
+            run.cycles,
+            run.seconds,
+            run.cycles_per_second,
+            run.frames_in,
+            run.frames_out,
+            run.bytes_in_per_cycle
+        );
+        if let Some(p) = &run.profile {
+            println!(
+                "  {:<30} profiled at {:.0} cycles/s: {:.0}% in the Verilated model, {:.0}% packing ports, {:.0}% harness",
+                "",
+                p.cycles_per_second,
+                100.0 * p.model,
+                100.0 * p.ports,
+                100.0 * p.harness,
+            );
+        }
+    }
+    if let Some(x) = r.split_speedup {
+        println!("  one combinational block per signal: {x:.2}x the speed of rust-hdl's own Verilog on Verilator");
+    }
+    println!(
+        "  the RTL runs {} frame for frame over the first {} cycles",
+        if r.agree { "agree" } else { "DISAGREE" },
+        r.compared_cycles
+    );
+    if !r.agree {
+        bail!("the RTL simulations sent different frames");
     }
     Ok(())
 }

@@ -19,6 +19,8 @@
 //!
 //! Nothing here is a pass/fail test; `weft bench kv` prints the figures.
 
+pub mod sim;
+
 use crate::card::{Card, OpenOptions};
 use crate::kv::gen::{zipf, ZipfSpec};
 use crate::kv::{run, JobOptions};

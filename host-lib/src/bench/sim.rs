@@ -1,0 +1,322 @@
+//! `weft bench sim`: how fast the simulated card runs, counted in
+//! `axis_aclk` cycles per second of wall time.
+//!
+//! The card is `weft_top` behind the same seams every job uses (registers
+//! through AXI4-Lite across the clock crossing, frames on its two stream
+//! ports: `SimDevice`), configured by the top's random configuration and
+//! fed sustained mixed traffic on both inputs (`weft_model::top_traffic`:
+//! key-value packets with duplicates and reordering, gradient chunks of
+//! four jobs, MemOps transactions, frames for other hosts and malformed
+//! ones), kept topped up so that the inputs never run dry.
+//!
+//! The same seeded traffic runs on every simulation in one run:
+//! - Verilator on the Verilog every tool is given (one combinational block
+//!   per signal, `weft_hdl::comb_split`);
+//! - Verilator on the Verilog as rust-hdl writes it (one combinational
+//!   block per module): the speed before the split;
+//! - rust-hdl's own simulator (a shorter run: it is ~1000x slower);
+//! - the top's reference model (`sim:model`: frames exact, cycles a timing
+//!   model).
+//!
+//! The three RTL runs must send the same frames at the same cycles over
+//! the cycles they share (checked, and reported as `agree`). A second,
+//! profiled Verilator run says where the time goes: inside the Verilated
+//! model, packing its ports into words, or in the harness around it.
+//!
+//! Nothing here is a pass/fail test; the figures depend on the machine.
+
+use crate::{Error, Result};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::time::Instant;
+use weft_driver::{Device, FramePorts, Port};
+use weft_hdl::emit::Shape;
+use weft_model::axil::Op;
+use weft_model::top_traffic::{config_ops, Sustained};
+use weft_sim::device::SimKind;
+use weft_sim::{SimDevice, SimulatorOptions};
+
+/// What to run.
+pub struct SimBenchOptions<'a> {
+    /// Cycles of traffic on Verilator and on the model.
+    pub cycles: u64,
+    /// Cycles of traffic on rust-hdl's simulator (0: skip it).
+    pub rust_hdl_cycles: u64,
+    /// Seed of the configuration and the traffic.
+    pub seed: u64,
+    /// Progress messages.
+    pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
+}
+
+/// Frames kept waiting on each input: enough that an input never runs dry
+/// between two top-ups.
+const BACKLOG: usize = 48;
+/// Key-value packets per traffic batch (the other engines' in proportion).
+const BATCH: usize = 24;
+/// Cycles advanced between two top-ups.
+const SLICE: u64 = 256;
+
+/// One simulation's run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimRun {
+    /// Which simulation: `verilator`, `verilator, rust-hdl's Verilog`,
+    /// `rust-hdl` or `model`.
+    pub simulation: String,
+    /// Cycles of traffic (after configuration).
+    pub cycles: u64,
+    /// Wall seconds for them, without the time spent making the traffic.
+    pub seconds: f64,
+    /// Cycles per second.
+    pub cycles_per_second: f64,
+    /// Frames offered on the two inputs.
+    pub frames_in: u64,
+    /// Frames the card sent on its two outputs.
+    pub frames_out: u64,
+    /// Input bytes the card took per cycle (of the 128 its two 512-bit
+    /// inputs could take).
+    pub bytes_in_per_cycle: f64,
+    /// Where the time went, for the profiled Verilator run.
+    pub profile: Option<Profile>,
+}
+
+/// Where a Verilator run's time went, as fractions of its wall time
+/// (traffic making excluded).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Profile {
+    /// Cycles per second of the profiled run (timing costs a few percent).
+    pub cycles_per_second: f64,
+    /// Inside the Verilated model (its `eval` for each input change and
+    /// clock edge).
+    pub model: f64,
+    /// Packing the top's ports into the model's words and back.
+    pub ports: f64,
+    /// The harness: driving the stream and register interfaces beat by
+    /// beat, collecting frames.
+    pub harness: f64,
+}
+
+/// All runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimBench {
+    /// Seed of the configuration and traffic.
+    pub seed: u64,
+    /// Cycles the register configuration took before the traffic (the same
+    /// on every RTL run).
+    pub config_cycles: u64,
+    /// The runs, fastest simulation first.
+    pub runs: Vec<SimRun>,
+    /// Verilator on the split Verilog over Verilator on rust-hdl's own.
+    pub split_speedup: Option<f64>,
+    /// Whether the RTL runs sent the same frames at the same cycles, over
+    /// the cycles they all simulated.
+    pub agree: bool,
+    /// Cycles over which `agree` was checked.
+    pub compared_cycles: u64,
+}
+
+/// What one run saw: the figures and a digest of every frame sent before
+/// a cycle limit.
+struct Drive {
+    run: SimRun,
+    config_cycles: u64,
+    /// (cycle, port, bytes) of every frame out before the compare limit.
+    frames: Vec<(u64, bool, Vec<u8>)>,
+}
+
+fn note(opts: &SimBenchOptions, msg: &str) {
+    if let Some(p) = opts.progress {
+        p(msg);
+    }
+}
+
+/// Run the card on every simulation; see the module documentation.
+pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
+    let compare = opts.rust_hdl_cycles.min(opts.cycles);
+    let mut drives = Vec::new();
+    let plan: Vec<(&str, SimKind, Shape, bool, u64)> = vec![
+        (
+            "verilator",
+            SimKind::Verilator,
+            Shape::Split,
+            false,
+            opts.cycles,
+        ),
+        (
+            "verilator, rust-hdl's Verilog",
+            SimKind::Verilator,
+            Shape::AsGenerated,
+            false,
+            opts.cycles,
+        ),
+        (
+            "rust-hdl",
+            SimKind::RustHdl,
+            Shape::Split,
+            false,
+            opts.rust_hdl_cycles,
+        ),
+        ("model", SimKind::Model, Shape::Split, false, opts.cycles),
+    ];
+    for (name, kind, shape, profile, cycles) in plan {
+        if cycles == 0 {
+            continue;
+        }
+        note(opts, &format!("{name}: {cycles} cycles"));
+        drives.push(drive(
+            name, kind, shape, profile, cycles, opts.seed, compare,
+        )?);
+    }
+    note(opts, "verilator, profiled");
+    let profiled = drive(
+        "verilator",
+        SimKind::Verilator,
+        Shape::Split,
+        true,
+        opts.cycles,
+        opts.seed,
+        0,
+    )?;
+    if let Some(d) = drives.first_mut() {
+        d.run.profile = profiled.run.profile;
+    }
+    // The RTL runs (not the model: its cycles are a timing model's) must
+    // agree frame for frame over the cycles they share.
+    let rtl: Vec<&Drive> = drives
+        .iter()
+        .filter(|d| d.run.simulation != "model")
+        .collect();
+    let agree = rtl.windows(2).all(|w| w[0].frames == w[1].frames);
+    let speed = |n: &str| {
+        drives
+            .iter()
+            .find(|d| d.run.simulation == n)
+            .map(|d| d.run.cycles_per_second)
+    };
+    let split_speedup = match (speed("verilator"), speed("verilator, rust-hdl's Verilog")) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let config_cycles = drives.first().map_or(0, |d| d.config_cycles);
+    let mut runs: Vec<SimRun> = drives.into_iter().map(|d| d.run).collect();
+    runs.sort_by(|a, b| b.cycles_per_second.total_cmp(&a.cycles_per_second));
+    Ok(SimBench {
+        seed: opts.seed,
+        config_cycles,
+        runs,
+        split_speedup,
+        agree,
+        compared_cycles: compare,
+    })
+}
+
+/// Configure a fresh card and run `cycles` of sustained traffic on it.
+fn drive(
+    name: &str,
+    kind: SimKind,
+    shape: Shape,
+    profile: bool,
+    cycles: u64,
+    seed: u64,
+    compare: u64,
+) -> Result<Drive> {
+    let so = SimulatorOptions {
+        shape,
+        profile,
+        ..SimulatorOptions::default()
+    };
+    let dev = SimDevice::open(kind, &so)?;
+    let mut traffic = Sustained::new(seed);
+    for op in config_ops(traffic.setup()) {
+        match op {
+            Op::Write { addr, data, .. } => dev.write32(addr, data)?,
+            Op::Read { addr } => {
+                dev.read32(addr)?;
+            }
+        }
+    }
+    let start = dev.cycles();
+    let limit = start + compare;
+    let mut frames = Vec::new();
+    let (mut frames_in, mut frames_out) = (0u64, 0u64);
+    // Lengths of the frames offered on each input, in order.
+    let mut offered: [Vec<usize>; 2] = [vec![], vec![]];
+    let before = dev.profile().unwrap_or_default();
+    let mut making = 0.0;
+    let t0 = Instant::now();
+    // Frames made but not offered yet, per input: each input is topped up
+    // on its own, so a slow one does not pile up.
+    let mut made: [VecDeque<Vec<u8>>; 2] = [VecDeque::new(), VecDeque::new()];
+    let ports = [Port::Wire, Port::Host];
+    while dev.cycles() - start < cycles {
+        let t1 = Instant::now();
+        for (k, port) in ports.into_iter().enumerate() {
+            while dev.backlog(port) < BACKLOG {
+                if made[k].is_empty() {
+                    let t = traffic.batch(BATCH);
+                    for (j, fs) in [t.rx, t.h2c].into_iter().enumerate() {
+                        // Frames whose tuser_size lies cannot be offered
+                        // through the frame seam, which takes the size
+                        // from the bytes.
+                        made[j].extend(
+                            fs.into_iter()
+                                .filter(|f| f.size as usize == f.bytes.len())
+                                .map(|f| f.bytes),
+                        );
+                    }
+                    continue;
+                }
+                let f = made[k].pop_front().unwrap_or_default();
+                offered[k].push(f.len());
+                frames_in += 1;
+                dev.send(port, &f)?;
+            }
+        }
+        making += t1.elapsed().as_secs_f64();
+        dev.advance(SLICE.min(cycles - (dev.cycles() - start)))?;
+        for f in dev.recv()? {
+            frames_out += 1;
+            if f.cycle < limit {
+                frames.push((f.cycle, f.port == Port::Wire, f.bytes));
+            }
+        }
+    }
+    // The card's time: making the traffic is not the simulation's.
+    let wall = t0.elapsed().as_secs_f64();
+    let seconds = (wall - making).max(1e-9);
+    if let Some(fault) = dev.fault() {
+        return Err(Error::Check(format!("{name}: {fault}")));
+    }
+    // The frames still waiting were offered but not taken (a frame part
+    // way in counts as taken).
+    let mut bytes_in = 0;
+    for (k, port) in [Port::Wire, Port::Host].into_iter().enumerate() {
+        let waiting = dev.backlog(port).saturating_sub(1);
+        let o = &offered[k];
+        bytes_in += o[..o.len().saturating_sub(waiting)].iter().sum::<usize>();
+    }
+    let done = dev.cycles() - start;
+    let profile = dev.profile().map(|p| {
+        let model = (p.simulator - before.simulator) / seconds;
+        let ports = (p.ports - before.ports) / seconds;
+        Profile {
+            cycles_per_second: done as f64 / seconds,
+            model,
+            ports,
+            harness: (1.0 - model - ports).max(0.0),
+        }
+    });
+    Ok(Drive {
+        run: SimRun {
+            simulation: name.to_string(),
+            cycles: done,
+            seconds,
+            cycles_per_second: done as f64 / seconds.max(1e-9),
+            frames_in,
+            frames_out,
+            bytes_in_per_cycle: bytes_in as f64 / done.max(1) as f64,
+            profile,
+        },
+        config_cycles: start,
+        frames,
+    })
+}
