@@ -127,7 +127,8 @@ pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, Ver
 }
 
 /// Verilate, compile and link in `work`; returns the path of the linked
-/// shared object (inside `work`).
+/// shared object (inside `work`). The Verilator runtime (once per version)
+/// compiles on its own thread while Verilator runs.
 #[allow(clippy::too_many_arguments)]
 fn build_in(
     tc: &Toolchain,
@@ -143,6 +144,129 @@ fn build_in(
     opts: &BuildOptions,
     progress: &dyn Fn(&str),
 ) -> Result<PathBuf, VerilatorError> {
+    let trace = opts.trace;
+    if runtime_objects(tc, cflags, vdir, trace)
+        .1
+        .iter()
+        .any(|o| !o.is_file())
+    {
+        progress("compiling Verilator runtime (once per version)");
+    }
+    std::thread::scope(|scope| {
+        let rt = scope.spawn(|| runtime(tc, cxx, cflags, vdir, trace));
+        let model = build_model(
+            tc, cxx, layout, src, wrapper, vflags, cflags, work, progress,
+        );
+        let rt_objs = rt.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        let (obj, model_objs) = model?;
+        // Link.
+        progress("linking");
+        let so = work.join(SO_NAME);
+        let mut link = Command::new(cxx);
+        link.args([
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-Wl,-Bsymbolic",
+            "-Wl,--no-undefined",
+            "-o",
+        ])
+        .arg(&so)
+        .args(&model_objs)
+        .args(&rt_objs)
+        .args(&mk.ldlibs)
+        .current_dir(&obj);
+        let (out, log) = run(&mut link, "linking")?;
+        if !out.status.success() {
+            return Err(VerilatorError::Compile {
+                log: trim_log(&log),
+            });
+        }
+        Ok(so)
+    })
+}
+
+/// The Verilator runtime's objects for this version, compiler and flags,
+/// compiled into the cache the first time (under a lock: concurrent
+/// builders wait for one another).
+fn runtime(
+    tc: &Toolchain,
+    cxx: &Path,
+    cflags: &[String],
+    vdir: &Path,
+    trace: bool,
+) -> Result<Vec<PathBuf>, VerilatorError> {
+    let (rt_dir, rt_objs) = runtime_objects(tc, cflags, vdir, trace);
+    if rt_objs.iter().all(|o| o.is_file()) {
+        return Ok(rt_objs);
+    }
+    fs::create_dir_all(&rt_dir).map_err(VerilatorError::io(format!(
+        "creating runtime cache {}",
+        rt_dir.display()
+    )))?;
+    let _lock = FileLock::acquire(&rt_dir.join("rt.lock"))?;
+    let include = tc.root.join("include");
+    // The same objects serve traced and untraced models.
+    let rt_flags: Vec<String> = cflags
+        .iter()
+        .map(|f| match f.split_once('=') {
+            Some((k @ ("-DVM_TRACE" | "-DVM_TRACE_VCD"), _)) => format!("{k}=1"),
+            _ => f.clone(),
+        })
+        .collect();
+    let mut jobs = Vec::new();
+    for o in &rt_objs {
+        if o.is_file() {
+            // Built by a concurrent builder while we waited for the lock.
+            continue;
+        }
+        let name = o.file_stem().and_then(|n| n.to_str()).unwrap_or("runtime");
+        let tmp = rt_dir.join(format!("{name}.o.tmp{}", std::process::id()));
+        let mut job = Job::compile(
+            cxx,
+            &rt_flags,
+            RT_OPT,
+            &rt_dir,
+            &include.join(format!("{name}.cpp")),
+            tmp,
+        );
+        job.rename_to = Some(o.clone());
+        jobs.push(job);
+    }
+    run_jobs(jobs)?;
+    Ok(rt_objs)
+}
+
+/// The runtime cache directory and the objects a model links with.
+fn runtime_objects(
+    tc: &Toolchain,
+    cflags: &[String],
+    vdir: &Path,
+    trace: bool,
+) -> (PathBuf, Vec<PathBuf>) {
+    let dir = vdir.join(format!("rt-{}", rt_key(tc, cflags)));
+    let mut names: Vec<&str> = RT_BASE.to_vec();
+    if trace {
+        names.push(RT_TRACE);
+    }
+    let objs = names.iter().map(|n| dir.join(format!("{n}.o"))).collect();
+    (dir, objs)
+}
+
+/// Verilate and compile the model's translation units in `work`; returns
+/// the object directory and the objects.
+#[allow(clippy::too_many_arguments)]
+fn build_model(
+    tc: &Toolchain,
+    cxx: &Path,
+    layout: &Layout,
+    src: &ModelSource,
+    wrapper: &str,
+    vflags: &[String],
+    cflags: &[String],
+    work: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<(PathBuf, Vec<PathBuf>), VerilatorError> {
     // 1. Verilate.
     progress("verilating");
     let vfile = format!("{}.v", layout.top);
@@ -247,104 +371,12 @@ fn build_in(
         .map(|j| j.output.clone())
         .collect();
 
-    // 3. The Verilator runtime, once per version/compiler/flags.
-    let rt_dir = vdir.join(format!("rt-{}", rt_key(tc, cflags)));
-    let mut rt_names: Vec<&str> = RT_BASE.to_vec();
-    if opts.trace {
-        rt_names.push(RT_TRACE);
-    }
-    let rt_objs: Vec<PathBuf> = rt_names
-        .iter()
-        .map(|n| rt_dir.join(format!("{n}.o")))
-        .collect();
-    let mut rt_lock = None;
-    if rt_objs.iter().any(|o| !o.is_file()) {
-        fs::create_dir_all(&rt_dir).map_err(VerilatorError::io(format!(
-            "creating runtime cache {}",
-            rt_dir.display()
-        )))?;
-        rt_lock = Some(FileLock::acquire(&rt_dir.join("rt.lock"))?);
-        let include = tc.root.join("include");
-        // The same objects serve traced and untraced models.
-        let rt_flags: Vec<String> = cflags
-            .iter()
-            .map(|f| match f.split_once('=') {
-                Some((k @ ("-DVM_TRACE" | "-DVM_TRACE_VCD"), _)) => format!("{k}=1"),
-                _ => f.clone(),
-            })
-            .collect();
-        let mut rt_jobs = Vec::new();
-        for (name, o) in rt_names.iter().zip(&rt_objs) {
-            if o.is_file() {
-                continue;
-            }
-            let tmp = rt_dir.join(format!("{name}.o.tmp{}", std::process::id()));
-            let mut job = Job::compile(
-                cxx,
-                &rt_flags,
-                RT_OPT,
-                &rt_dir,
-                &include.join(format!("{name}.cpp")),
-                tmp,
-            );
-            job.rename_to = Some(o.clone());
-            rt_jobs.push(job);
-        }
-        if !rt_jobs.is_empty() {
-            progress("compiling Verilator runtime (once per version)");
-            // Longest first: verilated.cpp (~4 s), the model's fast path,
-            // verilated_vcd_c.cpp (~2 s), verilated_threads.cpp (~1 s);
-            // the slow path goes last.
-            let mut ordered = Vec::new();
-            let mut rest = Vec::new();
-            for j in rt_jobs {
-                if j.rename_to
-                    .as_ref()
-                    .is_some_and(|o| o.ends_with("verilated.o"))
-                {
-                    ordered.push(j);
-                } else {
-                    rest.push(j);
-                }
-            }
-            rest.reverse();
-            ordered.append(&mut jobs);
-            ordered.append(&mut rest);
-            jobs = ordered;
-        }
-    }
-
     jobs.extend(slow_job);
 
-    // 4. Compile.
+    // 3. Compile.
     progress("compiling model");
     run_jobs(jobs)?;
-    drop(rt_lock);
-
-    // 5. Link.
-    progress("linking");
-    let so = work.join(SO_NAME);
-    let mut link = Command::new(cxx);
-    link.args([
-        "-shared",
-        "-fPIC",
-        "-pthread",
-        "-Wl,-Bsymbolic",
-        "-Wl,--no-undefined",
-        "-o",
-    ])
-    .arg(&so)
-    .args(&model_objs)
-    .args(&rt_objs)
-    .args(&mk.ldlibs)
-    .current_dir(&obj);
-    let (out, log) = run(&mut link, "linking")?;
-    if !out.status.success() {
-        return Err(VerilatorError::Compile {
-            log: trim_log(&log),
-        });
-    }
-    Ok(so)
+    Ok((obj, model_objs))
 }
 
 /// Optimisation of the model's fast path (evaluation) and wrapper: on
