@@ -319,6 +319,7 @@ impl Daemon {
                             stats.fast_retransmissions += 1;
                             stats.retransmissions += 1;
                         }
+                        Transmission::TailCopy => stats.tail_copies += 1,
                     }
                     net.send(now, id, self.card_port, build_frame(me, card_ep, payload));
                 })

@@ -10,7 +10,7 @@
 //! job and a sender on a real network recover from loss with the same code.
 
 use super::pack::Packer;
-use super::recovery::{DelayWindow, Recovery};
+use super::recovery::{DelayWindow, Recovery, Sending};
 use std::collections::BTreeMap;
 use weft_model::kv_agg::packet::{self, AckStatus, Header};
 use weft_model::wire;
@@ -40,6 +40,8 @@ pub enum Transmission {
     Timeout,
     /// A packet deemed lost from the acks of later ones (RACK).
     Lost,
+    /// A second copy of the flow's last packet, sent with it.
+    TailCopy,
 }
 
 /// A packet that reached the most transmissions allowed.
@@ -177,6 +179,17 @@ impl Flow {
             && (self.unacked.len() as u32) < self.cwnd.packets()
     }
 
+    /// Whether the flow can send now, for its timer.
+    fn sending(&self, finishing: bool) -> Sending {
+        if self.can_send(finishing) {
+            Sending::Open
+        } else if finishing && self.packer.pending() == 0 {
+            Sending::Done
+        } else {
+            Sending::Blocked
+        }
+    }
+
     /// Transmit what is due at `now`: retransmissions first (the oldest
     /// packet when the timer fired, any RACK deems lost), then new packets
     /// while both windows allow. Every payload goes to `out`. A packet
@@ -191,10 +204,28 @@ impl Flow {
     ) -> Result<(), Stalled> {
         let fired = self.timer.is_some_and(|t| t <= now);
         let base = self.unacked.keys().next().copied();
+        // When the timer fires, every packet whose ack is overdue (a round
+        // trip and the reordering window since it left) goes again, not
+        // only the oldest: nothing sent after them is coming to reveal
+        // them, and an ack of a retransmission reveals nothing (Karn), so
+        // each would otherwise cost a timer of its own.
+        let overdue = self
+            .recovery
+            .srtt()
+            .map(|s| s + self.recovery.reordering_window());
+        let state = self.sending(finishing);
         for (&seq, u) in self.unacked.iter_mut() {
             let lost = self.recovery.lost(u.sent_at, now);
-            let timeout = fired && Some(seq) == base;
-            if !timeout && !lost {
+            let timeout =
+                fired && (Some(seq) == base || overdue.is_some_and(|o| u.sent_at + o <= now));
+            // Everything sent: an overdue ack is a loss (a needless copy
+            // costs a frame of an input that has little left to do).
+            let due = state == Sending::Done
+                && self
+                    .recovery
+                    .due(u.sent_at, u.tries)
+                    .is_some_and(|d| d <= now);
+            if !timeout && !lost && !due {
                 continue;
             }
             if u.tries >= max_tries {
@@ -215,8 +246,7 @@ impl Flow {
         }
         if fired {
             self.recovery.on_timeout();
-            let tail = !self.can_send(finishing);
-            self.timer = Some(now + self.recovery.timer(tail));
+            self.timer = Some(now + self.recovery.timer(self.sending(finishing)));
         }
         while self.can_send(finishing) {
             let (tuples, misplaced) = self.packer.take(self.max_tuples);
@@ -227,6 +257,13 @@ impl Flow {
             let h = Header::data(self.job, self.id, seq, tuples.len() as u16);
             let payload = packet::encode(&h, &tuples);
             out(&payload, Transmission::New { misplaced });
+            // The last packet goes twice: nothing sent after it can reveal
+            // its loss, so a loss would cost a probe timer (two round trips
+            // the whole job waits out), where the copy costs one frame. Both
+            // leave at once, so either's ack is a clean round-trip sample.
+            if finishing && self.packer.pending() == 0 {
+                out(&payload, Transmission::TailCopy);
+            }
             self.unacked.insert(
                 seq,
                 Unacked {
@@ -236,8 +273,15 @@ impl Flow {
                     prev_sent: None,
                 },
             );
-            let tail = !self.can_send(finishing);
-            self.timer.get_or_insert(now + self.recovery.timer(tail));
+            self.timer
+                .get_or_insert(now + self.recovery.timer(self.sending(finishing)));
+        }
+        // Out of room (or of tuples) now: nothing sent after a loss among
+        // the last packets is coming to reveal it, so the timer must be the
+        // tail-loss probe, not the ceiling armed while the flow could still
+        // send (RFC 8985 §7.2 arms the probe when a flow stops sending).
+        if let Some(probe) = self.probe(now, finishing) {
+            self.timer = Some(self.timer.map_or(probe, |t| t.min(probe)));
         }
         Ok(())
     }
@@ -296,9 +340,33 @@ impl Flow {
     /// Progress restarts the timer (RFC 6298 §5.3).
     fn restart_timer(&mut self, now: u64, finishing: bool, progress: bool) {
         if progress {
-            let tail = !self.can_send(finishing);
-            self.timer = (!self.unacked.is_empty()).then(|| now + self.recovery.timer(tail));
+            let state = self.sending(finishing);
+            self.timer = (!self.unacked.is_empty()).then(|| {
+                let t = now + self.recovery.timer(state);
+                self.probe(now, finishing).map_or(t, |p| p.min(t))
+            });
         }
+    }
+
+    /// The tail-loss probe, when the flow cannot send and has packets out:
+    /// its timer, or once everything is sent the earliest packet's own
+    /// deadline ([`Recovery::due`]) if sooner (the timer counts from the
+    /// last ack, which says nothing of packets sent after it).
+    fn probe(&self, now: u64, finishing: bool) -> Option<u64> {
+        let state = self.sending(finishing);
+        if self.unacked.is_empty() || state == Sending::Open {
+            return None;
+        }
+        let probe = now + self.recovery.timer(state);
+        if state != Sending::Done {
+            return Some(probe);
+        }
+        let due = self
+            .unacked
+            .values()
+            .filter_map(|u| self.recovery.due(u.sent_at, u.tries))
+            .min();
+        Some(due.map_or(probe, |d| probe.min(d.max(now + 1))))
     }
 
     /// The next time something is due without new input: a RACK deadline
@@ -347,7 +415,12 @@ mod tests {
     #[test]
     fn a_cumulative_base_retires_packets_whose_acks_were_lost() {
         let mut f = flow();
-        assert_eq!(sent(&mut f, 0, 4).len(), 4, "the initial window");
+        let first = sent(&mut f, 0, 4);
+        let new = first
+            .iter()
+            .filter(|w| matches!(w, Transmission::New { .. }))
+            .count();
+        assert_eq!(new, 4, "the initial window");
         // The acks of 0 and 1 are lost; 2's says the card's base is 3.
         assert_eq!(f.on_ack(100, 2, 3, true), 3);
         assert_eq!(f.in_flight(), 1);
@@ -360,6 +433,54 @@ mod tests {
         );
         assert_eq!(f.on_ack(120, 3, 4, true), 1);
         assert!(f.all_acked());
+    }
+
+    #[test]
+    fn the_last_packet_goes_twice_and_only_the_last() {
+        let mut f = flow();
+        for k in 0..12 {
+            f.push(k, 1);
+        }
+        // Not finishing: packets leave once, however many.
+        let mut out = vec![];
+        f.transmit(0, false, 10, |_, why| out.push(why)).unwrap();
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|w| matches!(w, Transmission::New { .. })));
+        // Finishing: the rest leaves, its last packet twice.
+        f.push(12, 1);
+        let mut out = vec![];
+        f.transmit(1, true, 10, |p, why| out.push((p.to_vec(), why)))
+            .unwrap();
+        let (last, why) = out.last().unwrap();
+        assert_eq!(*why, Transmission::TailCopy);
+        assert_eq!(&out[out.len() - 2].0, last, "a copy of the last packet");
+        assert_eq!(
+            out.iter()
+                .filter(|(_, w)| *w == Transmission::TailCopy)
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn once_everything_is_sent_an_overdue_ack_is_a_loss() {
+        let mut f = flow();
+        for k in 0..8 {
+            f.push(k, 1);
+        }
+        let mut n = 0;
+        f.transmit(0, true, 10, |_, _| n += 1).unwrap();
+        assert_eq!(n, 3, "packets 0 and 1, and 1's tail copy");
+        // 0's ack: a round trip of 100. Nothing sent after 1 will reveal
+        // its loss; its ack is due a round trip (and the reordering
+        // window, at least the floor) after it left, not two round trips
+        // after the last ack.
+        f.on_ack(100, 0, 1, true);
+        let due = f.next_event().unwrap();
+        assert!(due > 100 && due < 100 + 2 * 100, "{due}");
+        let mut again = vec![];
+        f.transmit(due, true, 10, |_, why| again.push(why)).unwrap();
+        assert_eq!(again, vec![Transmission::Timeout]);
     }
 
     #[test]

@@ -267,6 +267,9 @@ pub struct Stats {
     /// missing one had a round trip and the reordering window to arrive
     /// (RACK, [`recovery`]).
     pub fast_retransmissions: u64,
+    /// Second copies of a flow's last packet, sent with it (not
+    /// retransmissions: see [`flow::Transmission::TailCopy`]).
+    pub tail_copies: u64,
     /// The retransmission timer's ceiling, in cycles: the conservative
     /// bound that covers the slowest possible acknowledgement (the timer
     /// itself adapts below it, [`recovery`]).

@@ -40,6 +40,17 @@ const RECENT: usize = 64;
 /// trips are near the target instead of a whole sequence window deep.
 pub const INITIAL_WINDOW: u32 = 4;
 
+/// Whether a flow can send, for its timer ([`Recovery::timer`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Sending {
+    /// It can send a new packet now.
+    Open,
+    /// Its window is full, or its next packet's tuples are still to come.
+    Blocked,
+    /// Every tuple has been sent.
+    Done,
+}
+
 /// One sender's round-trip estimate and loss detector.
 #[derive(Clone, Debug)]
 pub struct Recovery {
@@ -104,23 +115,49 @@ impl Recovery {
         }
     }
 
-    /// The timer to arm. While the sender can still send new packets, the
-    /// ceiling: its packets share the card's input with every other
-    /// sender's, so its round trips grow with a queue it cannot see, and an
-    /// estimate from its own samples fires spuriously; its losses are found
-    /// by RACK, from the acks of the packets sent after them. When it
-    /// cannot (`tail`: nothing left to send, or its window is full), nothing
-    /// sent after a lost packet or a lost retransmission is coming, so the
-    /// timer is a tail-loss probe: two smoothed round trips plus the
-    /// reordering window (RFC 8985's PTO), at most the ceiling, not doubled
-    /// (a probe is one packet; the stall it ends costs a whole window).
-    pub fn timer(&self, tail: bool) -> u64 {
-        match (tail, self.srtt) {
-            // No doubling: a probe is one packet, and the stall it ends
-            // costs the sender its whole window.
-            (true, Some(s)) => (2 * s + self.reordering_window()).clamp(self.floor, self.ceiling),
+    /// The timer to arm in the flow's `state`. While the sender can still
+    /// send new packets, the ceiling: its packets share the card's input
+    /// with every other sender's, so its round trips grow with a queue it
+    /// cannot see, and an estimate from its own samples fires spuriously;
+    /// its losses are found by RACK, from the acks of the packets sent
+    /// after them. When it cannot, nothing sent after a lost packet or a
+    /// lost retransmission is coming, so the timer is a tail-loss probe
+    /// (RFC 8985's PTO), not doubled (a probe is one packet; the stall it
+    /// ends costs a whole window):
+    /// - blocked mid-stream (its window is full, or tuples are still to
+    ///   come): two smoothed round trips plus the reordering window, at
+    ///   most the ceiling;
+    /// - done (every tuple sent): two *current* round trips (the newest
+    ///   acknowledged packet's, where the smoothed one still carries the
+    ///   queue that has drained by now). A needless copy costs a frame of
+    ///   an input that is idling at the end of the stream, where waiting
+    ///   a smoothed round trip costs the whole job that long.
+    pub fn timer(&self, state: Sending) -> u64 {
+        match (state, self.srtt) {
+            (Sending::Blocked, Some(s)) => {
+                (2 * s + self.reordering_window()).clamp(self.floor, self.ceiling)
+            }
+            (Sending::Done, Some(s)) => {
+                (2 * s.min(self.newest_rtt.max(1))).clamp(self.floor, self.ceiling)
+            }
             _ => self.ceiling,
         }
+    }
+
+    /// When the ack of a packet last sent at `sent_at`, transmitted
+    /// `tries` times, is overdue once the flow has sent everything (no
+    /// later packet will reveal its loss): a round trip and the reordering
+    /// window after it left. The round trip is the newest one for a first
+    /// copy (the queue it joined) and twice the smallest for a
+    /// retransmission (sent at the tail, when the queue has drained).
+    pub fn due(&self, sent_at: u64, tries: u32) -> Option<u64> {
+        let min = self.min_rtt?;
+        let rtt = if tries > 1 {
+            (2 * min).min(self.newest_rtt.max(min))
+        } else {
+            self.newest_rtt.max(min)
+        };
+        Some(sent_at + rtt + self.reordering_window())
     }
 
     /// The reordering window: how long past a round trip a packet overtaken
@@ -308,8 +345,12 @@ mod tests {
             "nothing sent after 2000 was delivered"
         );
         // The tail-loss probe: two round trips and the reordering window.
-        assert_eq!(r.timer(true), 2 * 1000 + r.reordering_window());
-        assert_eq!(r.timer(false), 100_000, "the ceiling while it can send");
+        assert_eq!(r.timer(Sending::Blocked), 2 * 1000 + r.reordering_window());
+        assert_eq!(
+            r.timer(Sending::Open),
+            100_000,
+            "the ceiling while it can send"
+        );
     }
 
     #[test]

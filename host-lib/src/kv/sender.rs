@@ -159,6 +159,9 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Retransmissions because RACK deemed a packet lost.
     pub fast_retransmissions: u64,
+    /// Second copies of a flow's last packet, sent with it (not
+    /// retransmissions: see [`flow::Transmission::TailCopy`]).
+    pub tail_copies: u64,
     /// Acknowledgements received.
     pub acks: u64,
     /// Of them, for packets the card had seen before.
@@ -269,6 +272,7 @@ impl Sender {
                     Transmission::New { .. } => stats.packets += 1,
                     Transmission::Timeout => stats.timeouts += 1,
                     Transmission::Lost => stats.fast_retransmissions += 1,
+                    Transmission::TailCopy => stats.tail_copies += 1,
                 }
                 stats.transmissions += 1;
                 if let Err(e) = sock.send_to(payload, card) {
