@@ -18,7 +18,7 @@ pub mod driver;
 pub mod model;
 pub mod program;
 
-pub use model::{predict, Endpoint, MemopsModel, Outcome, Prediction, Telemetry};
+pub use model::{decide, predict, Endpoint, Marks, MemopsModel, Outcome, Prediction, Telemetry};
 pub use program::{Action, Program, ProgramError, Range, Stage};
 
 /// Switch ports (sources and destinations are the same ports).
