@@ -180,8 +180,10 @@ pub struct MemRun {
     pub accepted_at: Vec<u64>,
     /// Cycle each issued request left the port.
     pub issued_at: Vec<u64>,
-    /// Cycle each request was issued or completed by the port (first
-    /// appearance at the port's output).
+    /// Cycles on which the port held its input off (`req_ready` low: its
+    /// one pipeline enable was low, so nothing in it moved).
+    pub held: Vec<u64>,
+    /// Cycles simulated.
     pub cycles: u64,
     /// Completions with an undecodable status.
     pub bad_completions: u64,
@@ -326,6 +328,9 @@ impl Driver<MemIn, MemOut> for MemopsDriver {
     fn observe(&mut self, _inputs: &MemIn, o: &MemOut) {
         let i = self.last.take().unwrap_or_default();
         let stalled = i.out_ready & (1 << (o.out_dst as usize % PORTS)) == 0;
+        if !o.req_ready {
+            self.run.held.push(self.cycle);
+        }
         self.cycle += 1;
         self.run.cycles = self.cycle;
         // Completions into the port.
@@ -564,4 +569,53 @@ pub fn check_run(
         }
     }
     Ok(())
+}
+
+/// The port's latency on a run of `reqs` through a port of `k` stages:
+/// every issued request leaves `k + 1` cycles after it was accepted plus
+/// one for every cycle in between on which the port held its input off
+/// (its one enable low, `MemRun::held`) — so exactly `k + 1` when nothing
+/// stalled it. Issued requests are matched to requests in order (the
+/// pipeline keeps it), those the model issues. Returns how many issued
+/// requests were never held.
+pub fn check_latency(
+    prog: &super::Program,
+    k: usize,
+    reqs: &[Request],
+    got: &MemRun,
+) -> Result<usize, String> {
+    let mut m = super::model::MemopsModel::new(prog.clone());
+    let issuing: Vec<usize> = reqs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(m.process(r).0, super::model::Outcome::Issue(_)))
+        .map(|(i, _)| i)
+        .collect();
+    if issuing.len() != got.issued_at.len() || got.accepted_at.len() != reqs.len() {
+        return Err(format!(
+            "{} of {} requests accepted, {} issued; the model issues {}",
+            got.accepted_at.len(),
+            reqs.len(),
+            got.issued_at.len(),
+            issuing.len()
+        ));
+    }
+    let mut unheld = 0;
+    for (&i, &out) in issuing.iter().zip(&got.issued_at) {
+        let acc = got.accepted_at[i];
+        let held = got
+            .held
+            .partition_point(|&c| c < out)
+            .saturating_sub(got.held.partition_point(|&c| c <= acc)) as u64;
+        if out != acc + k as u64 + 1 + held {
+            return Err(format!(
+                "request {i}: accepted on cycle {acc}, issued on {out}, held {held} cycles \
+                 between: latency {} where {} + {held} was due",
+                out as i64 - acc as i64,
+                k + 1
+            ));
+        }
+        unheld += usize::from(held == 0);
+    }
+    Ok(unheld)
 }

@@ -14,11 +14,13 @@
 //! one of that destination's ranges permits the access for every byte it
 //! touches. Every request completes to its requester with its own tag.
 
+pub mod cycle;
 pub mod driver;
 pub mod model;
 pub mod program;
 
-pub use model::{predict, Endpoint, MemopsModel, Outcome, Prediction, Telemetry};
+pub use cycle::MemopsCycle;
+pub use model::{decide, predict, Endpoint, Marks, MemopsModel, Outcome, Prediction, Telemetry};
 pub use program::{Action, Program, ProgramError, Range, Stage};
 
 /// Switch ports (sources and destinations are the same ports).

@@ -25,6 +25,82 @@ pub struct Telemetry {
     pub mirrored: u64,
 }
 
+impl Telemetry {
+    /// The counter a request the port completes itself with `status`
+    /// counts in: blocked by a stage, refused by the protection table, or
+    /// an error.
+    pub fn local(&mut self, marks: &Marks, status: Status) -> &mut u64 {
+        match status {
+            Status::Denied if marks.blocked => &mut self.blocked,
+            Status::Denied => &mut self.denied,
+            _ => &mut self.errors,
+        }
+    }
+}
+
+/// What the stages a well-formed request has met so far decided about it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Marks {
+    /// The destination of the last route (a later route overrides).
+    pub dst: Option<u8>,
+    /// A remap left its target range.
+    pub error: bool,
+    /// A stage asked for the header to be mirrored.
+    pub mirror: bool,
+    /// A stage blocked it: no later stage matches it.
+    pub blocked: bool,
+}
+
+impl Action {
+    /// Apply this action of a stage that matched `t`, transforming the
+    /// header and recording the decisions in `marks`. Returns whether the
+    /// stage counts the request (a count action).
+    pub fn apply(self, t: &mut Request, marks: &mut Marks) -> bool {
+        match self {
+            Action::Route(p) => marks.dst = Some(p),
+            Action::Remap { offset, target } => {
+                t.addr = t.addr.wrapping_add(offset);
+                // Every byte must land in the target: the last one too,
+                // and without wrapping past 2^64.
+                let end = t.addr.checked_add(t.len as u64 - 1);
+                if t.addr < target.0 || end.is_none_or(|e| e > target.1) {
+                    marks.error = true;
+                }
+            }
+            Action::Count => return true,
+            Action::Mirror => marks.mirror = true,
+            Action::ReduceOnWrite => {
+                if t.op == Op::Write {
+                    t.op = Op::AtomicAdd;
+                }
+            }
+            Action::Block => marks.blocked = true,
+        }
+        false
+    }
+}
+
+/// The port's decision on a well-formed request after the last stage:
+/// `Ok(destination)` to issue it, else the status the port completes it
+/// with. `permits(d)` is the protection table's answer for destination
+/// `d`, asked only for a request that would otherwise be issued: the table
+/// has the last word whatever the program did.
+pub fn decide(marks: &Marks, permits: impl FnOnce(u8) -> bool) -> Result<u8, Status> {
+    if marks.blocked {
+        return Err(Status::Denied);
+    }
+    match marks.dst {
+        Some(d) if !marks.error => {
+            if permits(d) {
+                Ok(d)
+            } else {
+                Err(Status::Denied)
+            }
+        }
+        _ => Err(Status::Error),
+    }
+}
+
 /// What the port does with one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -79,58 +155,33 @@ impl MemopsModel {
             return (done(Status::Error), None);
         }
         let mut t = *req;
-        let (mut dst, mut blocked, mut error, mut mirror) = (None, false, false, false);
+        let mut marks = Marks::default();
         for (i, s) in self.program.stages.iter().enumerate() {
-            if !s.matches(t.src, t.op, t.addr) {
+            if marks.blocked || !s.matches(t.src, t.op, t.addr) {
                 continue;
             }
-            match s.action {
-                Action::Route(p) => dst = Some(p),
-                Action::Remap { offset, target } => {
-                    t.addr = t.addr.wrapping_add(offset);
-                    let end = t.addr.checked_add(t.len as u64 - 1);
-                    if t.addr < target.0 || end.is_none_or(|e| e > target.1) {
-                        error = true;
-                    }
-                }
-                Action::Count => {
-                    self.telemetry.tx[i] += 1;
-                    self.telemetry.bytes[i] += t.len as u64;
-                }
-                Action::Mirror => mirror = true,
-                Action::ReduceOnWrite => {
-                    if t.op == Op::Write {
-                        t.op = Op::AtomicAdd;
-                    }
-                }
-                Action::Block => {
-                    blocked = true;
-                    break;
-                }
+            if s.action.apply(&mut t, &mut marks) {
+                self.telemetry.tx[i] += 1;
+                self.telemetry.bytes[i] += t.len as u64;
             }
         }
-        let mirrored = mirror.then_some(t);
-        if mirror {
+        let mirrored = marks.mirror.then_some(t);
+        if marks.mirror {
             self.telemetry.mirrored += 1;
         }
-        if blocked {
-            self.telemetry.blocked += 1;
-            return (done(Status::Denied), mirrored);
-        }
-        let Some(d) = dst.filter(|_| !error) else {
-            self.telemetry.errors += 1;
-            return (done(Status::Error), mirrored);
+        let verdict = decide(&marks, |d| {
+            self.program
+                .protect
+                .get(d as usize)
+                .is_some_and(|rs| rs.iter().any(|r| r.permits(t.op, t.addr, t.len)))
+        });
+        let d = match verdict {
+            Ok(d) => d,
+            Err(status) => {
+                *self.telemetry.local(&marks, status) += 1;
+                return (done(status), mirrored);
+            }
         };
-        // The protection table has the last word, whatever the program did.
-        let permitted = self
-            .program
-            .protect
-            .get(d as usize)
-            .is_some_and(|rs| rs.iter().any(|r| r.permits(t.op, t.addr, t.len)));
-        if !permitted {
-            self.telemetry.denied += 1;
-            return (done(Status::Denied), mirrored);
-        }
         self.telemetry.issued += 1;
         (Outcome::Issue(Issued { dst: d, req: t }), mirrored)
     }

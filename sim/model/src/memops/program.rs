@@ -110,6 +110,64 @@ impl Range {
     }
 }
 
+impl Stage {
+    /// The stage a stage's image words hold (`w[0]` control, then the
+    /// operands; missing words are 0), or `None` when it is disabled or its
+    /// action code is none or unknown: such a stage matches nothing.
+    pub fn from_words(w: &[u32]) -> Option<Stage> {
+        let c = word(w, 0);
+        if c >> 7 & 1 == 0 {
+            return None;
+        }
+        let action = match c >> 8 & 0xf {
+            code::ROUTE => Action::Route((c >> 12 & 3) as u8),
+            code::REMAP => Action::Remap {
+                offset: word64(w, 5),
+                target: (word64(w, 7), word64(w, 9)),
+            },
+            code::COUNT => Action::Count,
+            code::MIRROR => Action::Mirror,
+            code::REDUCE => Action::ReduceOnWrite,
+            code::BLOCK => Action::Block,
+            _ => return None,
+        };
+        Some(Stage {
+            src_mask: (c & 0xf) as u8,
+            ops: (c >> 4 & 7) as u8,
+            range: (word64(w, 1), word64(w, 3)),
+            action,
+        })
+    }
+}
+
+impl Range {
+    /// The range a protection entry's image words hold (`+0/+1` start,
+    /// `+2/+3` end, `+4` permissions; missing words are 0), or `None` when
+    /// it permits nothing (unused).
+    pub fn from_words(w: &[u32]) -> Option<Range> {
+        let perm = word(w, 4);
+        (perm & 3 != 0).then(|| Range {
+            lo: word64(w, 0),
+            hi: word64(w, 2),
+            read: perm & 1 != 0,
+            write: perm & 2 != 0,
+        })
+    }
+}
+
+fn word(w: &[u32], i: usize) -> u32 {
+    w.get(i).copied().unwrap_or(0)
+}
+
+fn word64(w: &[u32], i: usize) -> u64 {
+    word(w, i) as u64 | (word(w, i + 1) as u64) << 32
+}
+
+/// The words of `img` from `base` on (none past its end).
+fn from(img: &[u32], base: usize) -> &[u32] {
+    img.get(base..).unwrap_or(&[])
+}
+
 /// A whole program: stages in priority order and the protection table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Program {
@@ -143,39 +201,15 @@ impl Program {
     /// permission are unused. Words past the image are ignored, missing
     /// words are 0.
     pub fn from_image(img: &[u32]) -> Program {
-        let w = |i: usize| img.get(i).copied().unwrap_or(0);
-        let w64 = |i: usize| w(i) as u64 | (w(i + 1) as u64) << 32;
         let stages = (0..STAGES)
             .map(|i| {
                 let b = i * STAGE_WORDS;
-                let c = w(b);
-                let enabled = c >> 7 & 1 != 0;
-                let action = match c >> 8 & 0xf {
-                    code::ROUTE => Some(Action::Route((c >> 12 & 3) as u8)),
-                    code::REMAP => Some(Action::Remap {
-                        offset: w64(b + 5),
-                        target: (w64(b + 7), w64(b + 9)),
-                    }),
-                    code::COUNT => Some(Action::Count),
-                    code::MIRROR => Some(Action::Mirror),
-                    code::REDUCE => Some(Action::ReduceOnWrite),
-                    code::BLOCK => Some(Action::Block),
-                    _ => None,
-                };
-                match action.filter(|_| enabled) {
-                    Some(action) => Stage {
-                        src_mask: (c & 0xf) as u8,
-                        ops: (c >> 4 & 7) as u8,
-                        range: (w64(b + 1), w64(b + 3)),
-                        action,
-                    },
-                    None => Stage {
-                        src_mask: 0,
-                        ops: 0,
-                        range: (1, 0),
-                        action: Action::Count,
-                    },
-                }
+                Stage::from_words(from(img, b)).unwrap_or(Stage {
+                    src_mask: 0,
+                    ops: 0,
+                    range: (1, 0),
+                    action: Action::Count,
+                })
             })
             .collect();
         let protect = (0..PORTS)
@@ -183,13 +217,7 @@ impl Program {
                 (0..RANGES)
                     .filter_map(|r| {
                         let b = PROTECT_BASE + RANGE_WORDS * (d * RANGES + r);
-                        let perm = w(b + 4);
-                        (perm & 3 != 0).then(|| Range {
-                            lo: w64(b),
-                            hi: w64(b + 2),
-                            read: perm & 1 != 0,
-                            write: perm & 2 != 0,
-                        })
+                        Range::from_words(from(img, b))
                     })
                     .collect()
             })
