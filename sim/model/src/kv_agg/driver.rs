@@ -1,6 +1,7 @@
 //! Stimulus for the engine: a script of packets, register writes and
 //! flushes, played on the ports with seeded input bubbles and output
-//! back-pressure; and the model's prediction of what the script produces.
+//! back-pressure while random registers are read; and the model's
+//! prediction of what the script produces.
 
 use super::model::KvModel;
 use super::packet::{Ack, RecordBeat, RecordKind};
@@ -252,9 +253,21 @@ impl<P: KvPorts> KvDriver<P> {
             v.eng_wdata = data;
             v.eng_wstrb = strb;
         }
-        if let Phase::Read(i) = self.phase {
-            v.eng_raddr = (self.reads[i] >> 2) as u16;
-            v.eng_re = true;
+        match self.phase {
+            Phase::Read(i) => {
+                v.eng_raddr = (self.reads[i] >> 2) as u16;
+                v.eng_re = true;
+            }
+            Phase::Script | Phase::Drain(_) => {
+                // Watch a random register on the read port every cycle, so
+                // its value (counters as they count, STATUS through a flush)
+                // is compared cycle by cycle; a LO read may latch its HI
+                // word, and the final reads latch every one afresh.
+                let r = self.reads[self.rng.gen_range(0..self.reads.len())];
+                v.eng_raddr = (r >> 2) as u16;
+                v.eng_re = self.rng.gen_bool(0.5);
+            }
+            Phase::Done => {}
         }
         v
     }
