@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::OnceLock;
 use weft_hdl::kv_agg::KvAgg;
 use weft_model::kv_agg::cycle::KvCycle;
-use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, Outcome, Step};
+use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, NoiseDriver, Outcome, Step};
 use weft_model::kv_agg::packet::{encode, Header, RecordKind, VERSION};
 use weft_model::kv_agg::ports::{KvPorts, Lanes2, Lanes4, Lanes8};
 use weft_model::kv_agg::{Config, SENDERS};
@@ -380,6 +380,25 @@ proptest! {
             p_write,
         };
         four().agree(&make, 4 * four().limit(&steps)).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(6), ..ProptestConfig::default() })]
+
+    #[test]
+    fn noise_on_every_port_agrees(seed in any::<u64>()) {
+        let cycles = 3_000;
+        let runs = narrow()
+            .agree(&|| NoiseDriver::<Lanes2>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
+        prop_assert!(runs[0].driver.acks[1] > 0 && runs[0].driver.records[1] > 0);
+        four()
+            .agree(&|| NoiseDriver::<Lanes4>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
+        wide()
+            .agree(&|| NoiseDriver::<Lanes8>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
     }
 }
 
