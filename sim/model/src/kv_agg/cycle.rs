@@ -2,21 +2,26 @@
 //! on every output of every cycle. State is named after the RTL's registers;
 //! every decision that [`super::model`] also makes is its function.
 //!
-//! Pipeline (one input beat per cycle, never stalled by hazards):
+//! Pipeline (one input beat per cycle, never stalled by hazards; `s_tready`
+//! falls only for output back-pressure or a flush, below):
 //! - **accept** (cycle t, the beat taken): a header beat is checked against
 //!   the length on `s_tuser_size` ([`packet::check`]) and its sender's
 //!   window ([`Window::arrive`]); a malformed packet is counted and
 //!   aggregates nothing, a packet ahead of the window is counted and not
-//!   acknowledged, a duplicate or fresh one queues its ack (with the
-//!   packet's return address and job) and a fresh one moves the window and
-//!   is aggregated. Every lane that carries a tuple of an aggregated packet
-//!   (lanes 2.. of the header beat, then `left` tuples over the following
-//!   beats) latches its key, value and slot into `p1_*`;
+//!   acknowledged, a duplicate or fresh one queues its ack ([`Ack`]: the
+//!   status and the low byte of the sender's window base after the packet,
+//!   with the packet's return address and job) and a fresh one moves the
+//!   window and is aggregated. Every lane that carries a tuple of an
+//!   aggregated packet (lanes 2.. of the header beat up to the count, then
+//!   `left` tuples over the following beats) latches its key, value and
+//!   slot into `p1_*`;
 //! - **update** (t + 1): every lane with a tuple updates its slot
-//!   ([`update_slot`]) in its own bank and may emit one spill record; a
+//!   ([`update_slot`]: insert, add, evict a cold resident or age it and
+//!   spill the newcomer) in its own bank and may emit one spill record; a
 //!   beat with any spill record becomes one record beat (kind Spill, lane
-//!   `i` from bank `i`) in the record FIFO. Counters `AGGREGATED`,
-//!   `SPILLED`, `EVICTED` and `OVERFLOWS` count here.
+//!   `i` from bank `i`, zeros in lanes without a record) in the record
+//!   FIFO. Counters `AGGREGATED`, `SPILLED`, `EVICTED` and `OVERFLOWS`
+//!   count here, the others at accept.
 //!
 //! The banks are RAMs with a synchronous read issued at accept and a write
 //! at update; the RAM reads before it writes, so the RTL forwards a lane's
