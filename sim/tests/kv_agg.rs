@@ -1,20 +1,23 @@
-//! The key-value engine's witnesses: the model's prediction of every record,
-//! ack and counter (transaction level) against the rust-hdl and Verilator
-//! simulations, which must also agree with each other on every cycle.
+//! The key-value engine's three witnesses: the cycle-level model
+//! (`kv_agg::cycle`), rust-hdl and Verilator must agree on every output of
+//! every cycle, and every record, ack and counter that comes out must be
+//! what the packet-level model predicts.
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::OnceLock;
 use weft_hdl::kv_agg::KvAgg;
-use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, Step};
+use weft_model::kv_agg::cycle::KvCycle;
+use weft_model::kv_agg::driver::{predict, KvDriver, KvTiming, NoiseDriver, Outcome, Step};
 use weft_model::kv_agg::packet::{encode, Header, RecordKind, VERSION};
 use weft_model::kv_agg::ports::{KvPorts, Lanes2, Lanes4, Lanes8};
 use weft_model::kv_agg::{Config, SENDERS};
+use weft_model::Driver;
 use weft_regs::kv;
 use weft_sim::hdl::HdlPorts;
 use weft_sim::simulator::{verilator_usable, BoxDut, Prepared, Simulator, SimulatorOptions};
-use weft_sim::witness::{check_pair, run_all, Factory};
+use weft_sim::witness::{agree, Factory, Finished};
 
 const JOB: u16 = 7;
 
@@ -141,7 +144,43 @@ fn script(seed: u64, g: &Gen) -> Vec<Step> {
     steps
 }
 
-/// The engine at one geometry on both simulators (Verilator when usable).
+/// Every transaction of every run is the packet-level model's prediction.
+fn check_outcome<P: KvPorts>(runs: &[Finished<KvDriver<P>>], want: &Outcome) -> Result<(), String> {
+    for r in runs {
+        let got = &r.driver.outcome;
+        if r.driver.bad_records > 0 {
+            return Err(format!("{}: undecodable record beats", r.witness));
+        }
+        if got.acks != want.acks {
+            return Err(format!(
+                "{}: acks differ:\n got {:?}\nwant {:?}",
+                r.witness, got.acks, want.acks
+            ));
+        }
+        if got.ack_meta != want.ack_meta {
+            return Err(format!(
+                "{}: acks' return addresses or jobs differ:\n got {:?}\nwant {:?}",
+                r.witness, got.ack_meta, want.ack_meta
+            ));
+        }
+        if got.records != want.records {
+            return Err(format!(
+                "{}: records differ:\n got {:?}\nwant {:?}",
+                r.witness, got.records, want.records
+            ));
+        }
+        if got.reads != want.reads {
+            return Err(format!(
+                "{}: registers differ:\n got {:x?}\nwant {:x?}",
+                r.witness, got.reads, want.reads
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The engine at one geometry: the cycle-level model and both simulators
+/// (Verilator when usable).
 struct Witnesses<P: KvPorts, B: HdlPorts<In = P::In, Out = P::Out>> {
     cfg: Config,
     hdl: Prepared<B>,
@@ -151,7 +190,7 @@ struct Witnesses<P: KvPorts, B: HdlPorts<In = P::In, Out = P::Out>> {
 
 impl<P, B> Witnesses<P, B>
 where
-    P: KvPorts,
+    P: KvPorts + Send + 'static,
     B: HdlPorts<In = P::In, Out = P::Out> + Send + 'static,
 {
     fn new(cfg: Config, make: fn() -> B) -> Self {
@@ -166,53 +205,85 @@ where
         }
     }
 
-    /// Run `steps` on every simulator; check each against the model and
-    /// the simulators against each other. Returns the first simulator's driver.
-    fn check(&self, steps: &[Step], timing: KvTiming, seed: u64) -> Result<KvDriver<P>, String> {
-        let want = predict(self.cfg, steps);
-        let mut w: Vec<Factory<'_, P::In, P::Out>> = vec![Box::new(|| -> BoxDut<P::In, P::Out> {
-            self.hdl.instantiate(None).unwrap()
-        })];
+    /// Run fresh drivers from `make` on every witness, the model first,
+    /// and require every simulator to agree with the model on every cycle.
+    fn agree<D: Driver<P::In, P::Out>>(
+        &self,
+        make: &dyn Fn() -> D,
+        limit: u64,
+    ) -> Result<Vec<Finished<D>>, String> {
+        let cfg = self.cfg;
+        let mut w: Vec<Factory<'_, P::In, P::Out>> =
+            vec![Box::new(move || -> BoxDut<P::In, P::Out> {
+                Box::new(KvCycle::<P>::new(cfg))
+            })];
+        w.push(Box::new(|| self.hdl.instantiate(None).unwrap()));
         if let Some(vl) = &self.vl {
             w.push(Box::new(|| vl.instantiate(None).unwrap()));
         }
+        let runs = agree(&w, make, limit)?;
+        eprintln!(
+            "kv_agg {}x{}: {} cycles, {} witnesses agree",
+            cfg.lanes,
+            cfg.slot_bits,
+            runs[0].run.cycles,
+            runs.len()
+        );
+        Ok(runs)
+    }
+
+    /// Run `steps` on every witness; require cycle-level agreement with the
+    /// model and every run's transactions to be the packet-level model's.
+    /// Returns the model's driver.
+    fn check(&self, steps: &[Step], timing: KvTiming, seed: u64) -> Result<KvDriver<P>, String> {
+        let want = predict(self.cfg, steps);
         let make = || KvDriver::<P>::new(steps.to_vec(), timing, seed);
-        let limit = 200 * steps.len() as u64 + 50 * (1u64 << self.cfg.slot_bits) + 10_000;
-        let mut runs = run_all(&w, &make, limit)?;
-        if runs.len() == 2 {
-            check_pair(&w, &runs, 0, 1, &make)?;
-        }
-        for r in &runs {
-            let got = &r.driver.outcome;
-            if r.driver.bad_records > 0 {
-                return Err(format!("{}: undecodable record beats", r.witness));
-            }
-            if got.acks != want.acks {
-                return Err(format!(
-                    "{}: acks differ:\n got {:?}\nwant {:?}",
-                    r.witness, got.acks, want.acks
-                ));
-            }
-            if got.ack_meta != want.ack_meta {
-                return Err(format!(
-                    "{}: acks' return addresses or jobs differ:\n got {:?}\nwant {:?}",
-                    r.witness, got.ack_meta, want.ack_meta
-                ));
-            }
-            if got.records != want.records {
-                return Err(format!(
-                    "{}: records differ:\n got {:?}\nwant {:?}",
-                    r.witness, got.records, want.records
-                ));
-            }
-            if got.reads != want.reads {
-                return Err(format!(
-                    "{}: registers differ:\n got {:x?}\nwant {:x?}",
-                    r.witness, got.reads, want.reads
-                ));
-            }
-        }
+        let mut runs = self.agree(&make, self.limit(steps))?;
+        check_outcome(&runs, &want)?;
         Ok(runs.swap_remove(0).driver)
+    }
+
+    fn limit(&self, steps: &[Step]) -> u64 {
+        200 * steps.len() as u64 + 50 * (1u64 << self.cfg.slot_bits) + 10_000
+    }
+}
+
+/// A script's driver with register writes overlaid at random cycles, not
+/// only between packets as the script's own: replacement toggled, the job
+/// changed, counters and windows reset and flushes started while packets
+/// are in the pipeline. The packet-level model cannot say what comes out;
+/// the witnesses must still agree on every cycle.
+struct AnyCycleWrites<P: KvPorts> {
+    script: KvDriver<P>,
+    rng: ChaCha8Rng,
+    p_write: f64,
+}
+
+impl<P: KvPorts> Driver<P::In, P::Out> for AnyCycleWrites<P> {
+    fn drive(&mut self) -> P::In {
+        let mut v = P::in_view(&self.script.drive());
+        if !v.eng_we && self.rng.gen_bool(self.p_write) {
+            let (addr, data) = match self.rng.gen_range(0..5) {
+                0 => (kv::CTRL.addr, self.rng.gen_range(0..2)),
+                1 => (kv::JOB.addr, JOB as u32 ^ self.rng.gen_range(0..2)),
+                2 => (kv::CMD.addr, kv::CMD_RESET.set(0, 1)),
+                3 => (kv::CMD.addr, kv::CMD_FLUSH.set(0, 1)),
+                _ => (kv::CMD.addr, self.rng.gen()),
+            };
+            v.eng_we = true;
+            v.eng_waddr = (addr >> 2) as u16;
+            v.eng_wdata = data;
+            v.eng_wstrb = self.rng.gen_range(0..16);
+        }
+        P::inputs(&v)
+    }
+    fn observe(&mut self, inputs: &P::In, outputs: &P::Out) {
+        // The script's driver remembers its own inputs: the overlaid write
+        // is not one of its writes.
+        self.script.observe(inputs, outputs);
+    }
+    fn finished(&self) -> bool {
+        self.script.finished()
     }
 }
 
@@ -288,6 +359,46 @@ proptest! {
     fn wide_engine_matches_the_model(seed in any::<u64>(), t in timing()) {
         let g = Gen { packets: 12, max_tuples: 40, ..Gen::mixed() };
         wide().check(&script(seed, &g), t, seed).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(12), ..ProptestConfig::default() })]
+
+    #[test]
+    fn registers_written_at_any_cycle_agree(seed in any::<u64>(), t in timing(), p_write in 0.005f64..0.05) {
+        let steps = script(seed, &Gen::mixed());
+        let make = || AnyCycleWrites {
+            script: KvDriver::<Lanes2>::new(steps.clone(), t, seed),
+            rng: ChaCha8Rng::seed_from_u64(!seed),
+            p_write,
+        };
+        narrow().agree(&make, 4 * narrow().limit(&steps)).map_err(TestCaseError::fail)?;
+        let make = || AnyCycleWrites {
+            script: KvDriver::<Lanes4>::new(steps.clone(), t, seed),
+            rng: ChaCha8Rng::seed_from_u64(!seed),
+            p_write,
+        };
+        four().agree(&make, 4 * four().limit(&steps)).map_err(TestCaseError::fail)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(6), ..ProptestConfig::default() })]
+
+    #[test]
+    fn noise_on_every_port_agrees(seed in any::<u64>()) {
+        let cycles = 3_000;
+        let runs = narrow()
+            .agree(&|| NoiseDriver::<Lanes2>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
+        prop_assert!(runs[0].driver.acks[1] > 0 && runs[0].driver.records[1] > 0);
+        four()
+            .agree(&|| NoiseDriver::<Lanes4>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
+        wide()
+            .agree(&|| NoiseDriver::<Lanes8>::new(seed, cycles), cycles)
+            .map_err(TestCaseError::fail)?;
     }
 }
 
@@ -379,13 +490,15 @@ fn heavy_output_back_pressure() {
 }
 
 /// The card's geometry (8 lanes at 512 bits, 512 slots a lane) on
-/// Verilator for at least [`weft_model::soak_cycles`] cycles of random
+/// Verilator and the cycle-level model, compared on every output of every
+/// cycle, for at least [`weft_model::soak_cycles`] cycles of random
 /// adversarial traffic — duplicates, reordering, malformed packets, packets
 /// far ahead of the window, replacement toggled, resets and flushes, input
-/// bubbles and back-pressure on both outputs — against the model's
-/// prediction of every ack, record and counter. Seeded: a failure names
-/// its seed, and `WEFT_SOAK=1` runs the 10^6-cycle soak (rust-hdl, which
-/// simulates this width at a few hundred cycles a second, sits it out).
+/// bubbles and back-pressure on both outputs — and every ack, record and
+/// counter checked against the packet-level model's prediction. Seeded: a
+/// failure names its seed, and `WEFT_SOAK=1` runs the 10^6-cycle soak
+/// (rust-hdl, which simulates this width at a few hundred cycles a second,
+/// sits it out).
 #[test]
 fn card_geometry_soak_on_verilator() {
     // Skips without Verilator, fails when WEFT_REQUIRE_VERILATOR=1.
@@ -427,21 +540,19 @@ fn card_geometry_soak_on_verilator() {
             a_stall: rng.gen_range(0.0..0.5),
         };
         let want = predict(cfg, &steps);
-        let w: Vec<Factory<'_, <Lanes8 as KvPorts>::In, <Lanes8 as KvPorts>::Out>> =
-            vec![Box::new(|| -> BoxDut<_, _> {
-                vl.instantiate(None).unwrap()
-            })];
+        let w: Vec<Factory<'_, <Lanes8 as KvPorts>::In, <Lanes8 as KvPorts>::Out>> = vec![
+            Box::new(move || -> BoxDut<_, _> { Box::new(KvCycle::<Lanes8>::new(cfg)) }),
+            Box::new(|| vl.instantiate(None).unwrap()),
+        ];
         let make = || KvDriver::<Lanes8>::new(steps.clone(), timing, seed);
         let limit = 400 * steps.len() as u64 + 50 * (1u64 << cfg.slot_bits) + 10_000;
-        let runs = run_all(&w, &make, limit).unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
-        let got = &runs[0].driver.outcome;
-        assert_eq!(runs[0].driver.bad_records, 0, "seed {seed:#x}");
-        assert_eq!(got.acks, want.acks, "seed {seed:#x}: acks");
-        assert_eq!(got.ack_meta, want.ack_meta, "seed {seed:#x}: ack addresses");
-        assert_eq!(got.records, want.records, "seed {seed:#x}: records");
-        assert_eq!(got.reads, want.reads, "seed {seed:#x}: registers");
+        let runs = agree(&w, &make, limit)
+            .and_then(|runs| check_outcome(&runs, &want).map(|()| runs))
+            .unwrap_or_else(|e| panic!("seed {seed:#x}: {e}"));
         cycles += runs[0].run.cycles;
         seed += 1;
     }
-    eprintln!("kv_agg soak: {cycles} cycles at 8 lanes x 512 slots, seeds 0x50a6..{seed:#x}");
+    eprintln!(
+        "kv_agg soak: {cycles} cycles at 8 lanes x 512 slots, model and Verilator agree on every one, seeds 0x50a6..{seed:#x}"
+    );
 }

@@ -259,7 +259,7 @@ impl TopModel {
 
     /// The active key-value job.
     pub fn kv_job(&self) -> u16 {
-        self.kv.job
+        self.kv.regs.job
     }
 
     fn send(&mut self, port: OutPort, stream: u16, frame: Vec<u8>) {

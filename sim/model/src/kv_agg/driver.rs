@@ -1,6 +1,7 @@
 //! Stimulus for the engine: a script of packets, register writes and
 //! flushes, played on the ports with seeded input bubbles and output
-//! back-pressure; and the model's prediction of what the script produces.
+//! back-pressure while random registers are read; and the model's
+//! prediction of what the script produces.
 
 use super::model::KvModel;
 use super::packet::{Ack, RecordBeat, RecordKind};
@@ -252,9 +253,21 @@ impl<P: KvPorts> KvDriver<P> {
             v.eng_wdata = data;
             v.eng_wstrb = strb;
         }
-        if let Phase::Read(i) = self.phase {
-            v.eng_raddr = (self.reads[i] >> 2) as u16;
-            v.eng_re = true;
+        match self.phase {
+            Phase::Read(i) => {
+                v.eng_raddr = (self.reads[i] >> 2) as u16;
+                v.eng_re = true;
+            }
+            Phase::Script | Phase::Drain(_) => {
+                // Watch a random register on the read port every cycle, so
+                // its value (counters as they count, STATUS through a flush)
+                // is compared cycle by cycle; a LO read may latch its HI
+                // word, and the final reads latch every one afresh.
+                let r = self.reads[self.rng.gen_range(0..self.reads.len())];
+                v.eng_raddr = (r >> 2) as u16;
+                v.eng_re = self.rng.gen_bool(0.5);
+            }
+            Phase::Done => {}
         }
         v
     }
@@ -354,5 +367,89 @@ impl<P: KvPorts> Driver<P::In, P::Out> for KvDriver<P> {
     }
     fn finished(&self) -> bool {
         self.phase == Phase::Done
+    }
+}
+
+/// Arbitrary values on every input port, every cycle, for a number of
+/// cycles (each within its port's width): headers mostly well-formed (job 0, any sender, sequence numbers
+/// near the window) with a length that mostly matches, `s_tlast` anywhere,
+/// both outputs stalling, register reads and writes (CTRL, JOB mostly 0,
+/// CMD) anywhere. Nothing about the outcome is predicted; the witnesses
+/// must agree on every cycle and never hang.
+pub struct NoiseDriver<P: KvPorts> {
+    rng: ChaCha8Rng,
+    left: u64,
+    last: InView,
+    /// Record beats taken, by `m_tuser`.
+    pub records: [u64; 4],
+    /// Acks taken, by status (`a_tdata` bits 39:32, low two bits).
+    pub acks: [u64; 4],
+    _p: PhantomData<P>,
+}
+
+impl<P: KvPorts> NoiseDriver<P> {
+    /// `cycles` cycles of noise, seeded.
+    pub fn new(seed: u64, cycles: u64) -> Self {
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            left: cycles,
+            last: InView::default(),
+            records: [0; 4],
+            acks: [0; 4],
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<P: KvPorts> Driver<P::In, P::Out> for NoiseDriver<P> {
+    fn drive(&mut self) -> P::In {
+        let r = &mut self.rng;
+        let count: u16 = r.gen_range(0..40);
+        let mut v = InView {
+            s_tdata: (0..2 * P::LANES).map(|_| r.gen()).collect(),
+            s_tlast: r.gen_bool(0.3),
+            s_tvalid: r.gen_bool(0.8),
+            s_tuser_size: if r.gen_bool(0.7) {
+                16 + 8 * count
+            } else {
+                r.gen()
+            },
+            // Every value within its port's width, as a real source drives it.
+            s_tret: [r.gen(), r.gen(), r.gen(), r.gen_range(0..2)],
+            m_tready: r.gen_bool(0.5),
+            a_tready: r.gen_bool(0.5),
+            eng_raddr: r.gen_range(0..1 << 14),
+            eng_re: r.gen(),
+            eng_waddr: (kv::BASE >> 2) as u16 + r.gen_range(0..8),
+            eng_wdata: r.gen(),
+            eng_wstrb: r.gen_range(0..16),
+            eng_we: r.gen_bool(0.02),
+        };
+        if (v.eng_waddr as u32) << 2 == kv::JOB.addr && r.gen_bool(0.9) {
+            // Mostly job 0, so that packets get through.
+            v.eng_wdata = 0;
+        }
+        if r.gen_bool(0.7) {
+            let h = super::packet::Header::data(0, r.gen_range(0..20), r.gen_range(0..40), count);
+            for (w, b) in v.s_tdata.iter_mut().zip(h.encode().chunks_exact(4)) {
+                *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        let i = P::inputs(&v);
+        self.last = v;
+        i
+    }
+    fn observe(&mut self, _inputs: &P::In, outputs: &P::Out) {
+        let o = P::outputs(outputs);
+        if o.m_tvalid && self.last.m_tready {
+            self.records[o.m_tuser as usize & 3] += 1;
+        }
+        if o.a_tvalid && self.last.a_tready {
+            self.acks[(o.a_tdata >> 32) as usize & 3] += 1;
+        }
+        self.left = self.left.saturating_sub(1);
+    }
+    fn finished(&self) -> bool {
+        self.left == 0
     }
 }

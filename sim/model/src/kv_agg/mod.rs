@@ -1,5 +1,5 @@
 //! The key-value aggregation engine (`kv_agg`, after ASK): packet format,
-//! reference model, port structs and stimulus driver.
+//! reference model, cycle-level model, port structs and stimulus driver.
 //!
 //! The engine receives UDP payloads (the weft aggregation packet, see
 //! [`packet`]) on an AXI4-Stream of `64 * lanes` bits, one beat per cycle.
@@ -9,8 +9,10 @@
 //! same cycle. A key is aggregated in the bank of the lane it arrives in; the
 //! host daemon places each key in a fixed lane (ASK's key partitioning), and
 //! the engine stays exact for any placement, since the host merges every
-//! partial sum it receives. See [`model::KvModel`] for the behaviour.
+//! partial sum it receives. See [`model::KvModel`] for the behaviour at the
+//! level of packets and [`cycle::KvCycle`] for it cycle by cycle.
 
+pub mod cycle;
 pub mod driver;
 pub mod model;
 pub mod packet;

@@ -69,17 +69,136 @@ impl Counters {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Window {
-    base: u32,
-    bits: u32,
+/// A sender's sequence window: `base`, the lowest sequence number not yet
+/// received, and `bits`, bit `i` set when `base + i` has been received.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// The lowest sequence number not yet received.
+    pub base: u32,
+    /// Bit `i`: `base + i` received (`WINDOW` bits).
+    pub bits: u32,
+}
+
+impl Window {
+    /// A packet with sequence number `seq` arrives: its ack status, or
+    /// `None` when it is ahead of the window (dropped unacknowledged). A new
+    /// packet is marked and the base slides over the received prefix; a
+    /// duplicate leaves the window as it is.
+    pub fn arrive(&mut self, seq: u32) -> Option<AckStatus> {
+        let d = seq.wrapping_sub(self.base);
+        if d >= 1 << 31 || (d < WINDOW && self.bits & (1 << d) != 0) {
+            return Some(AckStatus::Duplicate);
+        }
+        if d >= WINDOW {
+            return None;
+        }
+        self.bits |= 1 << d;
+        let t = self.bits.trailing_ones();
+        self.bits = self.bits.checked_shr(t).unwrap_or(0);
+        self.base = self.base.wrapping_add(t);
+        Some(AckStatus::New)
+    }
 }
 
 /// What happened to one tuple in its lane.
-enum Outcome {
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Absorbed into its slot: moved in or added.
     Absorbed,
-    AbsorbedWithSpill { evicted: bool, key: u32, acc: i32 },
+    /// Absorbed, and a partial sum left the slot: the evicted resident's,
+    /// or the key's own when the sum would have overflowed.
+    AbsorbedWithSpill {
+        /// An eviction (else an overflow).
+        evicted: bool,
+        /// The spilled record's key.
+        key: u32,
+        /// The spilled partial sum.
+        acc: i32,
+    },
+    /// Not absorbed: the tuple itself spills.
     Rejected,
+}
+
+impl Outcome {
+    /// The spill record of tuple `(key, value)` with this outcome, if any.
+    pub fn record(&self, key: u32, value: i32) -> Option<(u32, i32)> {
+        match *self {
+            Outcome::Absorbed => None,
+            Outcome::AbsorbedWithSpill { key, acc, .. } => Some((key, acc)),
+            Outcome::Rejected => Some((key, value)),
+        }
+    }
+
+    /// Count the outcome in `c` (`AGGREGATED`, `SPILLED`, `EVICTED`,
+    /// `OVERFLOWS`).
+    pub fn count(&self, c: &mut Counters) {
+        match *self {
+            Outcome::Absorbed => c.aggregated += 1,
+            Outcome::AbsorbedWithSpill { evicted, .. } => {
+                c.aggregated += 1;
+                c.spilled += 1;
+                if evicted {
+                    c.evicted += 1;
+                } else {
+                    c.overflows += 1;
+                }
+            }
+            Outcome::Rejected => c.spilled += 1,
+        }
+    }
+}
+
+/// Tuple `(key, value)` meets `slot`, the slot of `key` in its lane's bank:
+/// the slot's new state and what happened to the tuple.
+pub fn update_slot(slot: &mut Slot, key: u32, value: i32, replace: bool) -> Outcome {
+    if !slot.valid {
+        *slot = Slot {
+            valid: true,
+            key,
+            acc: value,
+            hits: 1,
+        };
+        return Outcome::Absorbed;
+    }
+    if slot.key == key {
+        slot.hits = (slot.hits + 1).min(HITS_MAX);
+        return match slot.acc.checked_add(value) {
+            Some(sum) => {
+                slot.acc = sum;
+                Outcome::Absorbed
+            }
+            None => {
+                // Spill the partial and restart: nothing wraps.
+                let acc = slot.acc;
+                slot.acc = value;
+                Outcome::AbsorbedWithSpill {
+                    evicted: false,
+                    key,
+                    acc,
+                }
+            }
+        };
+    }
+    if replace && slot.hits == 0 {
+        let old = *slot;
+        *slot = Slot {
+            valid: true,
+            key,
+            acc: value,
+            hits: 1,
+        };
+        return Outcome::AbsorbedWithSpill {
+            evicted: true,
+            key: old.key,
+            acc: old.acc,
+        };
+    }
+    if replace {
+        // A collision ages the resident: a cold key yields its slot to a
+        // later newcomer, a hot one keeps being refreshed by its hits.
+        slot.hits -= 1;
+    }
+    Outcome::Rejected
 }
 
 /// What a register write asks the engine to do.
@@ -91,13 +210,10 @@ pub struct Commands {
     pub reset: bool,
 }
 
-/// The reference model.
-#[derive(Clone, Debug)]
-pub struct KvModel {
-    cfg: Config,
-    /// `banks[lane][slot]`.
-    pub banks: Vec<Vec<Slot>>,
-    windows: Vec<Window>,
+/// The engine's registers: `CTRL.REPLACE`, `JOB` and the counters with
+/// their latched HI words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regs {
     /// Replacement enabled (`kv.CTRL.REPLACE`).
     pub replace: bool,
     /// Active job (`kv.JOB`).
@@ -105,27 +221,36 @@ pub struct KvModel {
     /// Counters.
     pub counters: Counters,
     /// HI words latched by the last LO reads, per counter.
-    hi_latch: [u32; 9],
+    pub hi_latch: [u32; 9],
 }
 
-impl KvModel {
-    /// A fresh engine (as out of power-on).
-    pub fn new(cfg: Config) -> Self {
+impl Default for Regs {
+    /// As out of power-on: every register at its reset value.
+    fn default() -> Self {
+        use weft_regs::{kv, Value};
+        let ctrl = match kv::CTRL.value {
+            Value::Live { reset } => reset,
+            _ => 0,
+        };
         Self {
-            cfg,
-            banks: vec![vec![Slot::default(); 1 << cfg.slot_bits]; cfg.lanes],
-            windows: vec![Window::default(); cfg.senders],
-            replace: true,
+            replace: kv::CTRL_REPLACE.get(ctrl) != 0,
             job: 0,
             counters: Counters::default(),
             hi_latch: [0; 9],
         }
     }
+}
 
-    /// Read an engine register (byte address); `None` for addresses that are
-    /// not the engine's live registers. Reading a counter's LO word latches
-    /// its HI word.
-    pub fn read_reg(&mut self, addr: u32) -> Option<u32> {
+impl Regs {
+    /// The geometry word of `cfg` (`kv.GEOMETRY`).
+    pub fn geometry(cfg: &Config) -> u32 {
+        cfg.lanes as u32 | cfg.slot_bits << 8 | (cfg.senders as u32) << 16 | WINDOW << 24
+    }
+
+    /// The value at byte address `addr` (no side effects), with
+    /// `STATUS.FLUSHING` = `flushing`; `None` for addresses that are not
+    /// the engine's live registers.
+    pub fn peek(&self, cfg: &Config, addr: u32, flushing: bool) -> Option<u32> {
         use weft_regs::kv;
         let word = addr & !3;
         if word == kv::CTRL.addr {
@@ -138,26 +263,35 @@ impl KvModel {
             return Some(0);
         }
         if word == kv::STATUS.addr {
-            // A flush completes before any later register access is served.
-            return Some(0);
+            return Some(kv::STATUS_FLUSHING.set(0, flushing as u32));
         }
         if word == kv::GEOMETRY.addr {
-            return Some(self.geometry());
+            return Some(Self::geometry(cfg));
         }
         let i = kv::COUNTERS.iter().position(|r| r.addr == word)?;
         let c = self.counters.as_array()[i / 2];
         Some(if i % 2 == 0 {
-            self.hi_latch[i / 2] = (c >> 32) as u32;
             c as u32
         } else {
             self.hi_latch[i / 2]
         })
     }
 
-    /// Write an engine register; returns the commands it starts. Byte
-    /// strobes select the bytes written; read-only words are ignored (the
-    /// CSR block answers SLVERR before a write gets here).
-    pub fn write_reg(&mut self, addr: u32, data: u32, strb: u8) -> Commands {
+    /// A read accepted at `addr`: reading a counter's LO word latches its HI.
+    pub fn read_side_effect(&mut self, addr: u32) {
+        use weft_regs::kv;
+        let word = addr & !3;
+        if let Some(i) = kv::COUNTERS.iter().position(|r| r.addr == word) {
+            if i % 2 == 0 {
+                self.hi_latch[i / 2] = (self.counters.as_array()[i / 2] >> 32) as u32;
+            }
+        }
+    }
+
+    /// Write a register; returns the commands it starts. Byte strobes
+    /// select the bytes written; read-only words are ignored (the CSR
+    /// block answers SLVERR before a write gets here).
+    pub fn write(&mut self, addr: u32, data: u32, strb: u8) -> Commands {
         use weft_regs::kv;
         let word = addr & !3;
         let m = crate::csr::strobe_mask(strb);
@@ -176,19 +310,61 @@ impl KvModel {
         cmd
     }
 
+    /// Clear the counters and their latches (`CMD.RESET`).
+    pub fn clear_counters(&mut self) {
+        self.counters = Counters::default();
+        self.hi_latch = [0; 9];
+    }
+}
+
+/// The reference model.
+#[derive(Clone, Debug)]
+pub struct KvModel {
+    cfg: Config,
+    /// `banks[lane][slot]`.
+    pub banks: Vec<Vec<Slot>>,
+    windows: Vec<Window>,
+    /// Registers.
+    pub regs: Regs,
+}
+
+impl KvModel {
+    /// A fresh engine (as out of power-on).
+    pub fn new(cfg: Config) -> Self {
+        Self {
+            cfg,
+            banks: vec![vec![Slot::default(); 1 << cfg.slot_bits]; cfg.lanes],
+            windows: vec![Window::default(); cfg.senders],
+            regs: Regs::default(),
+        }
+    }
+
+    /// Read an engine register (byte address); `None` for addresses that are
+    /// not the engine's live registers. Reading a counter's LO word latches
+    /// its HI word.
+    pub fn read_reg(&mut self, addr: u32) -> Option<u32> {
+        // A flush completes before any later register access is served.
+        let v = self.regs.peek(&self.cfg, addr, false);
+        self.regs.read_side_effect(addr);
+        v
+    }
+
+    /// Write an engine register; returns the commands it starts. Byte
+    /// strobes select the bytes written; read-only words are ignored (the
+    /// CSR block answers SLVERR before a write gets here).
+    pub fn write_reg(&mut self, addr: u32, data: u32, strb: u8) -> Commands {
+        self.regs.write(addr, data, strb)
+    }
+
     /// The engine's geometry word (`kv.GEOMETRY`).
     pub fn geometry(&self) -> u32 {
-        self.cfg.lanes as u32
-            | self.cfg.slot_bits << 8
-            | (self.cfg.senders as u32) << 16
-            | WINDOW << 24
+        Regs::geometry(&self.cfg)
     }
 
     /// `CMD.RESET`: clear every window and the counters.
     pub fn reset(&mut self) {
         self.windows = vec![Window::default(); self.cfg.senders];
-        self.counters = Counters::default();
-        self.hi_latch = [0; 9];
+        self.regs.clear_counters();
     }
 
     /// `CMD.FLUSH`: the flush records (rows with at least one resident, in
@@ -218,82 +394,20 @@ impl KvModel {
         out
     }
 
-    fn update(&mut self, lane: usize, key: u32, value: i32) -> Outcome {
-        let replace = self.replace;
-        let slot = &mut self.banks[lane][slot_of(key, self.cfg.slot_bits)];
-        if !slot.valid {
-            *slot = Slot {
-                valid: true,
-                key,
-                acc: value,
-                hits: 1,
-            };
-            return Outcome::Absorbed;
-        }
-        if slot.key == key {
-            slot.hits = (slot.hits + 1).min(HITS_MAX);
-            return match slot.acc.checked_add(value) {
-                Some(sum) => {
-                    slot.acc = sum;
-                    Outcome::Absorbed
-                }
-                None => {
-                    // Spill the partial and restart: nothing wraps.
-                    let acc = slot.acc;
-                    slot.acc = value;
-                    Outcome::AbsorbedWithSpill {
-                        evicted: false,
-                        key,
-                        acc,
-                    }
-                }
-            };
-        }
-        if replace && slot.hits == 0 {
-            let old = *slot;
-            *slot = Slot {
-                valid: true,
-                key,
-                acc: value,
-                hits: 1,
-            };
-            return Outcome::AbsorbedWithSpill {
-                evicted: true,
-                key: old.key,
-                acc: old.acc,
-            };
-        }
-        if replace {
-            // A collision ages the resident: a cold key yields its slot to a
-            // later newcomer, a hot one keeps being refreshed by its hits.
-            slot.hits -= 1;
-        }
-        Outcome::Rejected
-    }
-
     /// A packet arrives (its UDP payload): returns its ack, if any, and the
     /// spill beats it causes, one per input beat that spilled.
     pub fn packet(&mut self, bytes: &[u8]) -> (Option<Ack>, Vec<RecordBeat>) {
-        let h = match packet::validate(bytes, self.job, self.cfg.senders) {
+        let h = match packet::validate(bytes, self.regs.job, self.cfg.senders) {
             Ok(h) => h,
             Err(_) => {
-                self.counters.malformed += 1;
+                self.regs.counters.malformed += 1;
                 return (None, vec![]);
             }
         };
         let w = &mut self.windows[h.sender as usize];
-        let d = h.seq.wrapping_sub(w.base);
-        let status = if d >= 1 << 31 || (d < WINDOW && w.bits & (1 << d) != 0) {
-            AckStatus::Duplicate
-        } else if d >= WINDOW {
-            self.counters.window_drops += 1;
+        let Some(status) = w.arrive(h.seq) else {
+            self.regs.counters.window_drops += 1;
             return (None, vec![]);
-        } else {
-            w.bits |= 1 << d;
-            let t = w.bits.trailing_ones();
-            w.bits = w.bits.checked_shr(t).unwrap_or(0);
-            w.base = w.base.wrapping_add(t);
-            AckStatus::New
         };
         let ack = Ack {
             sender: h.sender,
@@ -301,12 +415,13 @@ impl KvModel {
             status,
             base: w.base as u8,
         };
+        let c = &mut self.regs.counters;
         if status == AckStatus::Duplicate {
-            self.counters.dup_pkts += 1;
+            c.dup_pkts += 1;
             return (Some(ack), vec![]);
         }
-        self.counters.pkts += 1;
-        self.counters.tuples_in += h.count as u64;
+        c.pkts += 1;
+        c.tuples_in += h.count as u64;
         let lanes = self.cfg.lanes;
         let header_lanes = HEADER_BYTES / TUPLE_BYTES;
         let mut beats: Vec<Vec<Option<(u32, i32)>>> = vec![];
@@ -316,23 +431,10 @@ impl KvModel {
             if beats.len() <= beat {
                 beats.resize(beat + 1, vec![None; lanes]);
             }
-            match self.update(lane, key, value) {
-                Outcome::Absorbed => self.counters.aggregated += 1,
-                Outcome::AbsorbedWithSpill { evicted, key, acc } => {
-                    self.counters.aggregated += 1;
-                    self.counters.spilled += 1;
-                    if evicted {
-                        self.counters.evicted += 1;
-                    } else {
-                        self.counters.overflows += 1;
-                    }
-                    beats[beat][lane] = Some((key, acc));
-                }
-                Outcome::Rejected => {
-                    self.counters.spilled += 1;
-                    beats[beat][lane] = Some((key, value));
-                }
-            }
+            let slot = &mut self.banks[lane][slot_of(key, self.cfg.slot_bits)];
+            let outcome = update_slot(slot, key, value, self.regs.replace);
+            outcome.count(&mut self.regs.counters);
+            beats[beat][lane] = outcome.record(key, value);
         }
         let spills = beats
             .into_iter()
@@ -395,11 +497,13 @@ mod tests {
             }
         }
         want.retain(|_, v| *v != 0);
-        assert_eq!(m.counters.dup_pkts, 8);
-        assert!(m.counters.spilled > 0);
+        assert_eq!(m.regs.counters.dup_pkts, 8);
+        assert!(m.regs.counters.spilled > 0);
         assert_eq!(
-            m.counters.tuples_in,
-            m.counters.aggregated + m.counters.spilled - m.counters.evicted - m.counters.overflows
+            m.regs.counters.tuples_in,
+            m.regs.counters.aggregated + m.regs.counters.spilled
+                - m.regs.counters.evicted
+                - m.regs.counters.overflows
         );
         assert_eq!(host_view(&mut m, &beats), want);
     }
@@ -412,7 +516,7 @@ mod tests {
         for seq in 0..3 {
             beats.extend(m.packet(&pkt(1, seq, &[(1000, i32::MAX)])).1);
         }
-        assert_eq!(m.counters.overflows, 2);
+        assert_eq!(m.regs.counters.overflows, 2);
         assert_eq!(beats.len(), 2);
         assert_eq!(beats[0].lanes[2], Some((1000, i32::MAX)));
         let sums = host_view(&mut m, &beats);
@@ -435,7 +539,7 @@ mod tests {
             AckStatus::Duplicate
         );
         assert!(m.packet(&pkt(0, 2 + WINDOW, &[(1, 1)])).0.is_none());
-        assert_eq!(m.counters.window_drops, 1);
+        assert_eq!(m.regs.counters.window_drops, 1);
         assert!(
             m.packet(&pkt(9, 0, &[(1, 1)])).0.is_none(),
             "unknown sender"
@@ -443,8 +547,8 @@ mod tests {
         let mut bad = pkt(0, 2, &[(1, 1)]);
         bad.pop();
         assert!(m.packet(&bad).0.is_none());
-        assert_eq!(m.counters.malformed, 2);
-        assert_eq!(m.counters.pkts, 2);
+        assert_eq!(m.regs.counters.malformed, 2);
+        assert_eq!(m.regs.counters.pkts, 2);
     }
 
     #[test]
@@ -465,9 +569,9 @@ mod tests {
         for _ in 0..5 {
             send(&mut m, 0); // first collision ages it to 0, the next evicts it
         }
-        assert_eq!(m.counters.evicted, 2, "one eviction per bank");
+        assert_eq!(m.regs.counters.evicted, 2, "one eviction per bank");
         assert!(m.banks.iter().all(|b| b[slot_of(0, 2)].key == 0));
-        m.replace = false;
+        m.regs.replace = false;
         send(&mut m, 4);
         assert!(
             m.banks.iter().all(|b| b[slot_of(0, 2)].key == 0),

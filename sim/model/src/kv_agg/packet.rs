@@ -128,7 +128,16 @@ pub enum Malformed {
 /// of senders; on success the header.
 pub fn validate(bytes: &[u8], job: u16, senders: usize) -> Result<Header, Malformed> {
     let h = Header::decode(bytes).ok_or(Malformed::Short)?;
-    if bytes.len() > MAX_PACKET_BYTES {
+    check(&h, bytes.len(), job, senders)?;
+    Ok(h)
+}
+
+/// Check header `h` of a packet of `len` bytes as the card does (the
+/// engine sees the header beat and the length from `tuser_size`, not the
+/// whole packet). A length below a header's is [`Malformed::Length`] here:
+/// no tuple count matches it.
+pub fn check(h: &Header, len: usize, job: u16, senders: usize) -> Result<(), Malformed> {
+    if len > MAX_PACKET_BYTES {
         return Err(Malformed::TooLong);
     }
     if h.version != VERSION {
@@ -143,10 +152,10 @@ pub fn validate(bytes: &[u8], job: u16, senders: usize) -> Result<Header, Malfor
     if h.sender as usize >= senders {
         return Err(Malformed::Sender);
     }
-    if HEADER_BYTES + TUPLE_BYTES * h.count as usize != bytes.len() {
+    if HEADER_BYTES + TUPLE_BYTES * h.count as usize != len {
         return Err(Malformed::Length);
     }
-    Ok(h)
+    Ok(())
 }
 
 /// The tuples of a packet that passed [`validate`].

@@ -71,6 +71,10 @@ pub trait KvPorts {
     const LANES: usize;
     /// Build inputs from a view.
     fn inputs(v: &InView) -> Self::In;
+    /// View inputs.
+    fn in_view(i: &Self::In) -> InView;
+    /// Build outputs from a view.
+    fn outputs_of(v: &OutView) -> Self::Out;
     /// View outputs.
     fn outputs(o: &Self::Out) -> OutView;
 }
@@ -164,6 +168,43 @@ macro_rules! kv_ports {
                     eng_wdata: v.eng_wdata,
                     eng_wstrb: v.eng_wstrb,
                     eng_we: v.eng_we,
+                }
+            }
+            fn in_view(i: &$in) -> InView {
+                InView {
+                    s_tdata: i.s_tdata.to_vec(),
+                    s_tlast: i.s_tlast,
+                    s_tvalid: i.s_tvalid,
+                    s_tuser_size: i.s_tuser_size,
+                    s_tret: i.s_tret,
+                    m_tready: i.m_tready,
+                    a_tready: i.a_tready,
+                    eng_raddr: i.eng_raddr,
+                    eng_re: i.eng_re,
+                    eng_waddr: i.eng_waddr,
+                    eng_wdata: i.eng_wdata,
+                    eng_wstrb: i.eng_wstrb,
+                    eng_we: i.eng_we,
+                }
+            }
+            fn outputs_of(v: &OutView) -> $out {
+                let mut m_tdata = [0u32; 2 * $lanes];
+                for (d, s) in m_tdata.iter_mut().zip(&v.m_tdata) {
+                    *d = *s;
+                }
+                $out {
+                    s_tready: v.s_tready,
+                    m_tdata,
+                    m_tkeep: v.m_tkeep,
+                    m_tuser: v.m_tuser,
+                    m_tlast: v.m_tlast,
+                    m_tvalid: v.m_tvalid,
+                    a_tdata: v.a_tdata,
+                    a_tret: v.a_tret,
+                    a_tjob: v.a_tjob,
+                    a_tvalid: v.a_tvalid,
+                    job_out: v.job_out,
+                    eng_rdata: v.eng_rdata,
                 }
             }
             fn outputs(o: &$out) -> OutView {
