@@ -612,6 +612,7 @@ pub struct Memops<const K: usize> {
     a3: Widen<5, 3>,
     l5: Widen<5, 4>,
     pa32: Widen<32, 8>,
+    ts32: Widen<32, 8>,
     lf_dst: Fifo4<Bits<2>>,
     lf_tag: Fifo4<Bits<8>>,
     lf_status: Fifo4<Bits<2>>,
@@ -770,6 +771,7 @@ impl<const K: usize> Memops<K> {
             a3: Default::default(),
             l5: Default::default(),
             pa32: Default::default(),
+            ts32: Default::default(),
             lf_dst: Default::default(),
             lf_tag: Default::default(),
             lf_status: Default::default(),
@@ -1205,6 +1207,10 @@ impl<const K: usize> Logic for Memops<K> {
         self.pa32.narrow.next = self.prog_addr.q.val();
         if self.eng_raddr.val() == self.w_prog_addr.val() {
             self.eng_rdata.next = self.pa32.wide.val();
+        }
+        self.ts32.narrow.next = self.tel_sel.q.val();
+        if self.eng_raddr.val() == self.w_tel_sel.val() {
+            self.eng_rdata.next = self.ts32.wide.val();
         }
         for j in 0..K {
             if (self.eng_raddr.val() == self.w_prog_data.val())

@@ -467,11 +467,10 @@ impl Driver<MemIn, MemOut> for Fuzz {
             ..Default::default()
         };
         if self.rng.gen_bool(0.2) {
-            // TEL_SEL is left out: the RTL reads it as 0, where the
-            // register map (RW) and the model read it back.
             i.eng_raddr = self.reg(&[
                 regs::CTRL,
                 regs::PROG_ADDR,
+                regs::TEL_SEL,
                 regs::PROG_DATA,
                 regs::TEL_LO,
                 regs::TEL_HI,

@@ -77,9 +77,7 @@
 //! The engine register port is read combinationally (`eng_rdata` in the
 //! cycle `eng_raddr` is presented) and written at the edge. `CTRL` (strobe
 //! 0), `PROG_ADDR` (bits 7:0, strobe 0) and `TEL_SEL` (bits 7:0, strobe 0)
-//! are plain registers, read back as written. (The RTL reads `TEL_SEL` as
-//! 0, against the register map's RW; the witnesses leave that read out
-//! until the RTL is fixed.) A `PROG_DATA` write stores its word (whatever the
+//! are plain registers, read back as written. A `PROG_DATA` write stores its word (whatever the
 //! strobes) at `PROG_ADDR` and advances `PROG_ADDR`, wrapping at 256; a
 //! stage keeps the 11 words of its layout ([`STAGE_WORDS_KEPT`]), a
 //! protection entry its 5 ([`ENTRY_WORDS_KEPT`]), and the image words
