@@ -106,14 +106,17 @@ fn sums_are_exact_with_negatives_and_a_ragged_tail() {
 }
 
 #[test]
-fn losses_are_retransmitted_and_the_host_completes_what_the_card_cannot() {
-    // A window of 400 chunks on the card's 256 slots: chunks stuck on a
-    // lost packet hold their slots, chunks 256 on meet them and are
-    // forwarded to the host, and copies meet the bitmap.
+fn losses_are_retransmitted_and_copies_meet_the_bitmap() {
+    // A window of 400 chunks on the card's 256 slots at 15% loss: every
+    // loss is found (RACK from later completions, the probe at the tail)
+    // and resent, the copies of workers whose packets had arrived are
+    // dropped by the slot's bitmap, and every sum is exact. (Chunks stuck
+    // long enough for a later chunk to claim their slot, and the host
+    // fallback that then completes them, are covered with contended slots
+    // in the multi-job test below.)
     let r = sum_exactly(400, 4, 64 * 600, 0.15, 3);
     let j = &r.jobs[0];
     assert!(j.lost > 0 && j.retransmissions > 0, "{j:?}");
-    assert!(r.by_host > 0 && r.on_card > 0, "{r:?}");
     assert!(r.counters.duplicates > 0, "copies dropped by the bitmap");
     for seed in 4..8 {
         sum_exactly(300, 5, 64 * 320, 0.25, seed);

@@ -122,11 +122,17 @@ impl Run<'_> {
         // rather than the full one (each completion re-arms it). Only with
         // a completion time measured: before it, stragglers could look
         // like losses.
-        if copy.is_none() && c + 1 == job.chunks && job.srtt > 0.0 {
+        // A copy sent then (the probe's, or RACK's) is a tail chunk too:
+        // its own timeout is the probe's, doubled per copy, not the file's
+        // conservative floor, which would stall the iteration for it.
+        if (copy.is_none() && c + 1 == job.chunks || copy.is_some() && wk.next == job.chunks)
+            && job.srtt > 0.0
+        {
             let pto = super::outputs::probe_timeout(&self.file.host, job.srtt, job.rttvar);
-            let due = self.now + pto;
-            for x in job.low..=c {
+            let upto = if copy.is_none() { c } else { wk.next - 1 };
+            for x in job.low..=upto {
                 let k = (x % self.window) as usize;
+                let due = self.now + (pto << wk.tries[k]);
                 if !job.complete[x as usize]
                     && !wk.acked[k]
                     && !job.at_host.contains(&x)
