@@ -19,9 +19,12 @@
 //! through weft-driver's `VfioDevice` at the register window the OpenNIC
 //! shell gives weft's map (BAR2 + 0x100000; BAR0 is the QDMA IP's) and
 //! refused unless it is a weft card speaking this register map; [`probe`] says what a function is and why it
-//! is or is not usable. Its frames would travel through the OpenNIC
-//! shell's QDMA (the `onic` netdev, or weft's own queues), which weft does
-//! not drive yet: on a real card jobs refuse, naming why.
+//! is or is not usable. Its frames travel through the OpenNIC shell's
+//! QDMA: through the `onic` netdev's sockets (the roles over UDP, with
+//! `onic:BDF` for the registers), or through weft's own QDMA queue pairs
+//! on vfio-pci (`qdma:BDF`, [`driver::qdma`]). The in-process jobs need a
+//! card with frame ports in this process (`sim*`, `qdma:`); on the others
+//! they refuse, naming why.
 //!
 //! The simulated card needs the `sim` feature (on by default); a build for
 //! hardware only uses `default-features = false` and never compiles rust-hdl.

@@ -160,7 +160,7 @@ pub struct SenderStats {
     /// Retransmissions because RACK deemed a packet lost.
     pub fast_retransmissions: u64,
     /// Second copies of a flow's last packet, sent with it (not
-    /// retransmissions: see [`flow::Transmission::TailCopy`]).
+    /// retransmissions: see [`super::flow::Transmission::TailCopy`]).
     pub tail_copies: u64,
     /// Acknowledgements received.
     pub acks: u64,
