@@ -63,8 +63,20 @@ pub fn split(verilog: &str) -> (String, SplitStats) {
         }
         out.push_str(l);
     };
+    // The current module's constants (`localparam`s): reading only these
+    // is reading no signal.
+    let mut consts: HashSet<&str> = HashSet::new();
     while i < lines.len() {
         if lines[i] != OPEN {
+            if lines[i].starts_with("module ") {
+                consts.clear();
+            } else if let Some(name) = lines[i]
+                .trim_start()
+                .strip_prefix("localparam")
+                .and_then(|r| leading_identifier(r.trim_start()))
+            {
+                consts.insert(name);
+            }
             push(&mut out, lines[i]);
             i += 1;
             continue;
@@ -76,7 +88,7 @@ pub fn split(verilog: &str) -> (String, SplitStats) {
         };
         let body = &lines[i + 1..i + 1 + end];
         stats.blocks += 1;
-        match split_block(body) {
+        match split_block(body, &consts) {
             Some((groups, merged)) => {
                 stats.merged += merged;
                 stats.written += groups.len();
@@ -299,7 +311,7 @@ struct Flat<'s, 'a> {
 
 /// Split one block body into groups of lines, one group per signal (or per
 /// set of signals that must stay together); `None` if it does not parse.
-fn split_block(body: &[&str]) -> Option<(Vec<Vec<String>>, usize)> {
+fn split_block(body: &[&str], consts: &HashSet<&str>) -> Option<(Vec<Vec<String>>, usize)> {
     let tree = parse(body)?;
     let mut flat = Vec::new();
     flatten(&tree, &mut Vec::new(), &mut flat);
@@ -339,6 +351,27 @@ fn split_block(body: &[&str]) -> Option<(Vec<Vec<String>>, usize)> {
                     parent[a] = b;
                     merged += 1;
                 }
+            }
+        }
+    }
+    // A signal assigned from constants alone would get a block that reads
+    // no signal: `always @(*)` would then never run in an event-driven
+    // simulator (it waits for a change that never comes), where the
+    // original block ran with everything else. Such signals join the
+    // first signal that reads something.
+    let mut reads_signal = vec![false; order.len()];
+    for f in &flat {
+        if f.reads.iter().any(|r| !consts.contains(r)) {
+            reads_signal[index[f.target]] = true;
+        }
+    }
+    // (A block of constants alone stays whole, as it was.)
+    let anchor = reads_signal.iter().position(|&r| r).unwrap_or(0);
+    for (i, &r) in reads_signal.iter().enumerate() {
+        if !r {
+            let (a, b) = (find(&mut parent, i), find(&mut parent, anchor));
+            if a != b {
+                parent[a] = b;
             }
         }
     }
@@ -506,6 +539,21 @@ mod tests {
         ));
         assert_eq!(bodies(&v).len(), 3);
         assert_eq!(s.merged, 0);
+    }
+
+    #[test]
+    fn a_signal_set_from_constants_alone_joins_one_that_reads() {
+        // `k = p` reads only a localparam: alone in `always @(*)` it would
+        // never run in an event-driven simulator.
+        let src = "module m(a);\n    localparam  p = 4'h3;\n    always @(*) begin\n        x = a;\n        k = p;\n        y = a & 1'b1;\n    end\nendmodule\n";
+        let (v, _) = split(src);
+        assert_eq!(
+            bodies(&v),
+            vec![vec!["x = a;", "k = p;"], vec!["y = a & 1'b1;"]]
+        );
+        // Nothing but constants: the block stays whole.
+        let src = "module m(a);\n    localparam  p = 4'h3;\n    always @(*) begin\n        k = p;\n        j = 2'b1;\n    end\nendmodule\n";
+        assert_eq!(bodies(&split(src).0), vec![vec!["k = p;", "j = 2'b1;"]]);
     }
 
     #[test]

@@ -104,6 +104,56 @@ fn every_block_lints_clean_with_documented_waivers() {
     );
 }
 
+/// Icarus Verilog, an event-driven simulator as hardware engineers' own
+/// flows use, compiles every emitted block without a warning (a
+/// combinational block that reads no signal, for one, would never run
+/// there). Skipped without `iverilog`, unless `WEFT_REQUIRE_VERILATOR=1`
+/// (CI installs it with Verilator).
+#[test]
+fn every_block_compiles_in_icarus_without_warnings() {
+    if std::process::Command::new("iverilog")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !weft_sim::simulator::verilator_required(),
+            "WEFT_REQUIRE_VERILATOR=1 but iverilog is not installed"
+        );
+        eprintln!("note: skipping the Icarus Verilog check: iverilog not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let build = weft_hdl::build_info::top_build();
+    let mut blocks: Vec<(String, String)> = weft_hdl::emit::all(&weft_hdl::this_build())
+        .into_iter()
+        .map(|e| (weft_hdl::emit::module_name(e.name), e.verilog))
+        .collect();
+    blocks.push((
+        weft_hdl::emit::module_name("top"),
+        weft_hdl::emit::top_verilog(&build),
+    ));
+    for (module, verilog) in blocks {
+        let file = dir.path().join(format!("{module}.v"));
+        std::fs::write(&file, verilog).unwrap();
+        let out = std::process::Command::new("iverilog")
+            .args(["-g2005", "-s", &module, "-o"])
+            .arg(dir.path().join("out.vvp"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.trim().is_empty(),
+            "{module}: {text}"
+        );
+    }
+}
+
 #[test]
 fn every_waiver_carries_its_reason() {
     let mut reason = false;
