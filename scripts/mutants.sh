@@ -119,7 +119,7 @@ for b in "${blocks[@]}"; do
     shard=()
     if ((sample > 0 && n > sample)); then
         k=$(((n + sample - 1) / sample))
-        shard=(--shard "$((seed % k))/$k")
+        shard=(--shard "$((seed % k))/$k" --sharding round-robin)
     fi
     if [[ $b == firmware ]]; then
         tests=(--test-package weft-fw)
