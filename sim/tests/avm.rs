@@ -36,12 +36,8 @@ fn witnesses() -> &'static W {
             )
             .unwrap()
         });
-        if std::env::var_os("WEFT_REQUIRE_VERILATOR").is_some() {
-            assert!(
-                vl.is_some(),
-                "WEFT_REQUIRE_VERILATOR is set and Verilator is not usable"
-            );
-        }
+        // (verilator_usable fails the test itself under
+        // WEFT_REQUIRE_VERILATOR=1.)
         W {
             hdl: Prepared::new(
                 Simulator::RustHdl,
