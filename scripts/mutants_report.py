@@ -93,8 +93,9 @@ def main():
         "",
         "Viable: caught + missed + timed out; detected: caught + timed out (a mutant that "
         "hangs its test does not pass it). Score: detected / (viable - explained), where an "
-        "explained survivor is equivalent (no input tells it apart) or out of any "
-        "simulation's reach, each with its reason below. Unviable mutants do not compile "
+        "explained survivor is equivalent (no input tells it apart), out of any "
+        "simulation's reach, or caught only by the Verilated witness that a run without "
+        "`--verilator` leaves out, each with its reason below. Unviable mutants do not compile "
         "(most replace a `Bits` value with a constructor it lacks).",
         "",
     ]
