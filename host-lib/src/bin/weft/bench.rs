@@ -131,6 +131,11 @@ pub struct BenchGradArgs {
     /// First seed (of the workers' compute jitter and the gradients).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Replace every workload's `jitter` (stragglers' delay, a fraction
+    /// of compute, 0 to 1): `--jitter 0` runs the workloads without
+    /// stragglers.
+    #[arg(long)]
+    jitter: Option<f64>,
     /// Seeds to run, from --seed on; each runs both policies. Under fifo
     /// the outcome swings with the stragglers the seed draws, so the
     /// comparison is of the distribution over many.
@@ -282,6 +287,15 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
             "examples/grad/jobs.toml (built in)".to_string(),
             grad::bench::workload(CHUNK_VALUES)?,
         ));
+    }
+    if let Some(j) = a.jitter {
+        if !(0.0..=1.0).contains(&j) {
+            bail!("--jitter {j}: must be 0 to 1 (a fraction of compute)");
+        }
+        for (name, f) in &mut files {
+            f.jitter = j;
+            *name = format!("{name}, jitter {j}");
+        }
     }
     let policy: grad::PriorityPolicy = a.policy.parse()?;
     if policy == grad::PriorityPolicy::Fifo {
