@@ -12,7 +12,6 @@
 //!   for a registry entry.
 
 #[path = "figures/support.rs"]
-#[allow(dead_code)]
 mod support;
 
 use serde_json::{json, Value};
@@ -75,13 +74,33 @@ fn run_json(root: &Path, args: &[String]) -> Result<Value, String> {
     serde_json::from_slice(&out.stdout).map_err(|e| format!("its output is not JSON: {e}"))
 }
 
+/// One stale figure, as the failure lists it: for a block, its first line
+/// that differs.
+fn difference(file: &str, line: usize, name: &str, found: &str, exp: &str, cmd: &str) -> String {
+    if !exp.starts_with('\n') {
+        return format!(
+            "{file}:{line}: figure {name}: the docs say {found:?}, `{cmd}` gives {exp:?}"
+        );
+    }
+    let (f, e): (Vec<&str>, Vec<&str>) = (found.lines().collect(), exp.lines().collect());
+    let k = (0..f.len().max(e.len()))
+        .find(|&k| f.get(k) != e.get(k))
+        .unwrap_or(0);
+    format!(
+        "{file}:{}: figure {name} (block): the docs say {:?}, `{cmd}` gives {:?}",
+        line + k,
+        f.get(k).copied().unwrap_or("(nothing)"),
+        e.get(k).copied().unwrap_or("(nothing)")
+    )
+}
+
 #[test]
 fn the_docs_figures_are_what_their_commands_print() {
     let root = root();
     let write = flag("WEFT_FIGURES_WRITE");
     let slow = flag("WEFT_FIGURES_SLOW");
-    let reg_text = std::fs::read_to_string(root.join(REGISTRY))
-        .unwrap_or_else(|e| panic!("{REGISTRY}: {e}"));
+    let reg_text =
+        std::fs::read_to_string(root.join(REGISTRY)).unwrap_or_else(|e| panic!("{REGISTRY}: {e}"));
     let reg = Registry::parse(REGISTRY, &reg_text).unwrap_or_else(|e| panic!("{e}"));
     let docs = documents(&root).unwrap_or_else(|e| panic!("{e}"));
 
@@ -107,19 +126,17 @@ fn the_docs_figures_are_what_their_commands_print() {
                     "{file}:{}: figure {} has no entry in {REGISTRY}",
                     m.line, m.name
                 )),
-                Some(f) if matches!(f.body, Body::Block(_)) != block => {
-                    problems.push(format!(
-                        "{file}:{}: figure {} is a {} in {REGISTRY} but {} here",
-                        m.line,
-                        m.name,
-                        if block { "value" } else { "template" },
-                        if block {
-                            "a block (its marker ends the line)"
-                        } else {
-                            "inline"
-                        }
-                    ))
-                }
+                Some(f) if matches!(f.body, Body::Block(_)) != block => problems.push(format!(
+                    "{file}:{}: figure {} is a {} in {REGISTRY} but {} here",
+                    m.line,
+                    m.name,
+                    if block { "value" } else { "template" },
+                    if block {
+                        "a block (its marker ends the line)"
+                    } else {
+                        "inline"
+                    }
+                )),
                 Some(_) => {}
             }
         }
@@ -134,9 +151,7 @@ fn the_docs_figures_are_what_their_commands_print() {
     }
     for name in reg.figures.keys() {
         if !used.contains(name) {
-            problems.push(format!(
-                "{REGISTRY}: figure {name} is used in no document"
-            ));
+            problems.push(format!("{REGISTRY}: figure {name} is used in no document"));
         }
     }
     if !problems.is_empty() {
@@ -197,13 +212,13 @@ fn the_docs_figures_are_what_their_commands_print() {
                 Ok(exp) => {
                     checked += fig.values();
                     if exp != found {
-                        stale.push(format!(
-                            "{file}:{}: figure {}: the docs say {:?}, `{}` gives {:?}",
+                        stale.push(difference(
+                            file,
                             m.line,
-                            m.name,
+                            &m.name,
                             found,
-                            cmd.display(),
-                            exp
+                            &exp,
+                            &cmd.display(),
                         ));
                         new_text.push_str(&text[last..m.content.start]);
                         new_text.push_str(&exp);
@@ -258,7 +273,13 @@ fn paths_reach_fields_elements_and_filtered_elements() {
     assert_eq!(get("kv[p=0.01].r").unwrap(), json!(0.98));
     assert_eq!(get("kv[1].p").unwrap(), json!(0.01));
     assert_eq!(get("engines[block=avm].usage.luts").unwrap(), json!(8049));
-    for bad in ["kv[p=0.5].r", "kv[7]", "nope", "kv.p", "engines[block=avm].usage.ffs"] {
+    for bad in [
+        "kv[p=0.5].r",
+        "kv[7]",
+        "nope",
+        "kv.p",
+        "engines[block=avm].usage.ffs",
+    ] {
         assert!(
             matches!(get(bad), Err(FigError::Extract { .. })),
             "{bad} reached something"
@@ -331,7 +352,10 @@ fn markers_are_found_and_malformed_ones_named() {
         ("<!--fig:a b-->1<!--/fig-->", 1),
         ("<!--fig:a", 1),
         ("<!--wall-clock-->5 s<!--/wall-clock-->", 1),
-        ("<!--wall-clock-->measured on 2026-1-1, machine-dependent<!--/wall-clock-->", 1),
+        (
+            "<!--wall-clock-->measured on 2026-1-1, machine-dependent<!--/wall-clock-->",
+            1,
+        ),
     ] {
         match scan("t.md", bad) {
             Err(FigError::Marker { line: l, .. }) => assert_eq!(l, line, "{bad:?}"),
@@ -342,10 +366,13 @@ fn markers_are_found_and_malformed_ones_named() {
 
 #[test]
 fn unmarked_resource_and_wall_time_figures_are_found() {
-    let text = "8049 LUT, 36 s, 512 slots, 0x1fd3, 4 ns, at 20k cycles/s; <!--fig:a-->7134 FF<!--/fig-->";
+    let text = "8049 LUT, 36 s, 512 slots, 0x1fd3, 4 ns, at 20k cycles/s; <!--fig:a-->7134 FF<!--/fig-->\n\
+                `5 s` and `<!--fig:b-->` in code\n```\n<!--wall-clock-->\n```\n";
     let s = scan("t.md", text).unwrap();
     let found: Vec<String> = unmarked(text, &s).into_iter().map(|x| x.1).collect();
     assert_eq!(found, ["8049 LUT", "36 s"]);
+    assert_eq!(s.figures.len(), 1);
+    assert!(s.wall_clock.is_empty());
 }
 
 #[test]
@@ -356,12 +383,21 @@ fn a_malformed_registry_is_refused_with_the_reason() {
     for (bad, says) in [
         ("[command.c]\nargs = [\"bench\"]\n", "--json"),
         ("[command.c]\nargs = [\"--json\"]\n", "no figure uses it"),
-        (&ok.replace("command = \"c\"", "command = \"d\""), "no command"),
+        (
+            &ok.replace("command = \"c\"", "command = \"d\""),
+            "no command",
+        ),
         (&ok.replace("path = \"a.b\"", "path = \"a..b\""), "path"),
-        (&ok.replace("path = \"a.b\"", "pth = \"a.b\""), "unknown field"),
+        (
+            &ok.replace("path = \"a.b\"", "pth = \"a.b\""),
+            "unknown field",
+        ),
         (&ok.replace("path = \"a.b\"\n", ""), "exactly one of"),
         (&format!("{ok}format = \"x\"\n"), "format"),
-        (&format!("{ok}[[figure]]\nname = \"f\"\ncommand = \"c\"\npath = \"a\"\n"), "second figure"),
+        (
+            &format!("{ok}[[figure]]\nname = \"f\"\ncommand = \"c\"\npath = \"a\"\n"),
+            "second figure",
+        ),
         ("[command.c\n", "r.toml"),
         (&ok.replace("name = \"f\"", "name = \"f g\""), "names are"),
     ] {

@@ -231,7 +231,9 @@ impl Format {
             f.left = Some(false);
             rest = r;
         }
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         if digits > 0 {
             f.width = rest[..digits]
                 .parse()
@@ -247,9 +249,7 @@ impl Format {
             if digits == 0 {
                 return Err(err("`.` needs a number of decimals"));
             }
-            let d: usize = r[..digits]
-                .parse()
-                .map_err(|_| err("too many decimals"))?;
+            let d: usize = r[..digits].parse().map_err(|_| err("too many decimals"))?;
             if d > 12 {
                 return Err(err("at most 12 decimals"));
             }
@@ -275,7 +275,9 @@ impl Format {
         if let Some((t, e)) = &self.words {
             return match v {
                 Value::Bool(b) => Ok(if *b { t.clone() } else { e.clone() }),
-                _ => Err(format!("{v} is not a boolean, and the format chooses words")),
+                _ => Err(format!(
+                    "{v} is not a boolean, and the format chooses words"
+                )),
             };
         }
         let (s, number) = match v {
@@ -323,7 +325,9 @@ fn group(s: &str) -> String {
         Some(b) => ("-", b),
         None => ("", s),
     };
-    let int_end = body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len());
+    let int_end = body
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(body.len());
     let (int, tail) = body.split_at(int_end);
     let mut out = String::from(sign);
     for (i, c) in int.chars().enumerate() {
@@ -511,8 +515,6 @@ pub enum Body {
 /// A figure of the registry.
 #[derive(Clone, Debug)]
 pub struct Figure {
-    /// Its name, as the markers write it.
-    pub name: String,
     /// The command it comes from.
     pub command: String,
     /// Value or block.
@@ -619,7 +621,6 @@ impl Registry {
                 }
             };
             let fig = Figure {
-                name: f.name.clone(),
                 command: f.command,
                 body,
             };
@@ -665,6 +666,70 @@ pub struct Scan {
     pub figures: Vec<Marker>,
     /// Byte ranges of the wall-clock passages' contents.
     pub wall_clock: Vec<std::ops::Range<usize>>,
+    /// Byte ranges of code: fenced blocks and inline code spans. Markers
+    /// there are examples, not markers.
+    pub code: Vec<std::ops::Range<usize>>,
+}
+
+/// Byte ranges of fenced code blocks (between lines that start with
+/// three backticks) and of inline code spans (a run of backticks to the
+/// next run of the same length, within a paragraph).
+pub fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = vec![];
+    let mut fence: Option<usize> = None;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = line_start + line.len();
+        if line.trim_start().starts_with("```") {
+            match fence.take() {
+                Some(s) => out.push(s..end),
+                None => fence = Some(line_start),
+            }
+        }
+        line_start = end;
+    }
+    if let Some(s) = fence {
+        out.push(s..text.len());
+    }
+    let fenced = out.clone();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(r) = fenced.iter().find(|r| r.contains(&i)) {
+            i = r.end;
+            continue;
+        }
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+        let mut j = i + run;
+        let mut close = None;
+        while j < b.len() {
+            if b[j] == b'\n' && b.get(j + 1) == Some(&b'\n') {
+                break;
+            }
+            if b[j] == b'`' {
+                let n = b[j..].iter().take_while(|&&c| c == b'`').count();
+                if n == run {
+                    close = Some(j + n);
+                    break;
+                }
+                j += n;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(e) => {
+                out.push(i..e);
+                i = e;
+            }
+            None => i += run,
+        }
+    }
+    out
 }
 
 fn line_of(text: &str, at: usize) -> usize {
@@ -679,12 +744,17 @@ pub fn scan(file: &str, text: &str) -> Result<Scan, FigError> {
         line: line_of(text, at),
         msg,
     };
-    let mut out = Scan::default();
+    let mut out = Scan {
+        code: code_ranges(text),
+        ..Scan::default()
+    };
     let mut pos = 0;
     while let Some(off) = text[pos..].find("<!--") {
         let at = pos + off;
         let rest = &text[at..];
-        if let Some(r) = rest.strip_prefix(OPEN) {
+        if out.code.iter().any(|r| r.contains(&at)) {
+            pos = at + 4;
+        } else if let Some(r) = rest.strip_prefix(OPEN) {
             let end = r
                 .find("-->")
                 .ok_or_else(|| err(at, "a figure marker without its `-->`".into()))?;
@@ -693,7 +763,7 @@ pub fn scan(file: &str, text: &str) -> Result<Scan, FigError> {
                 return Err(err(at, format!("a figure marker with a bad name {name:?}")));
             }
             let start = at + OPEN.len() + end + 3;
-            let close = next_marker(text, start)
+            let close = next_marker(text, start, &out.code)
                 .filter(|&c| text[c..].starts_with(CLOSE))
                 .ok_or_else(|| {
                     err(
@@ -709,7 +779,7 @@ pub fn scan(file: &str, text: &str) -> Result<Scan, FigError> {
             pos = close + CLOSE.len();
         } else if rest.starts_with(WALL_OPEN) {
             let start = at + WALL_OPEN.len();
-            let close = next_marker(text, start)
+            let close = next_marker(text, start, &out.code)
                 .filter(|&c| text[c..].starts_with(WALL_CLOSE))
                 .ok_or_else(|| {
                     err(
@@ -717,8 +787,11 @@ pub fn scan(file: &str, text: &str) -> Result<Scan, FigError> {
                         format!("a wall-clock passage without its {WALL_CLOSE} before the next marker or the end"),
                     )
                 })?;
-            let body = &text[start..close];
-            if !has_measured_date(body) || !body.contains("machine-dependent") {
+            let body = text[start..close]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !has_measured_date(&body) || !body.contains("machine-dependent") {
                 return Err(err(
                     at,
                     "a wall-clock passage must say `measured on YYYY-MM-DD` and `machine-dependent`"
@@ -737,15 +810,17 @@ pub fn scan(file: &str, text: &str) -> Result<Scan, FigError> {
     Ok(out)
 }
 
-/// The next figure or wall-clock marker (opening or closing) from `from`.
-fn next_marker(text: &str, from: usize) -> Option<usize> {
+/// The next figure or wall-clock marker (opening or closing) from `from`,
+/// outside code.
+fn next_marker(text: &str, from: usize, code: &[std::ops::Range<usize>]) -> Option<usize> {
     let mut pos = from;
     while let Some(off) = text[pos..].find("<!--") {
         let at = pos + off;
         let r = &text[at..];
-        if [OPEN, CLOSE, WALL_OPEN, WALL_CLOSE]
-            .iter()
-            .any(|m| r.starts_with(m))
+        if !code.iter().any(|c| c.contains(&at))
+            && [OPEN, CLOSE, WALL_OPEN, WALL_CLOSE]
+                .iter()
+                .any(|m| r.starts_with(m))
         {
             return Some(at);
         }
@@ -756,7 +831,7 @@ fn next_marker(text: &str, from: usize) -> Option<usize> {
 
 fn has_measured_date(s: &str) -> bool {
     s.match_indices("measured on ").any(|(i, m)| {
-        let d = s[i + m.len()..].as_bytes();
+        let d = &s.as_bytes()[i + m.len()..];
         d.len() >= 10
             && d[..10].iter().enumerate().all(|(k, b)| match k {
                 4 | 7 => *b == b'-',
@@ -770,7 +845,7 @@ const UNITS: &[&str] = &[
     "LUT", "FF", "BRAM36", "URAM", "DSP", "CARRY", "s", "seconds", "minutes", "cycles/s",
 ];
 
-/// Numbers in `text`, outside figure markers and wall-clock passages, that
+/// Numbers in `text`, outside figure markers, wall-clock passages and code, that
 /// are followed by a resource or wall-time unit (`8049 LUT`, `about 6 s`):
 /// each is a figure the docs state without a command behind it. Returns
 /// (1-based line, the number and its unit).
@@ -778,6 +853,7 @@ pub fn unmarked(text: &str, scan: &Scan) -> Vec<(usize, String)> {
     let covered = |i: usize| {
         scan.figures.iter().any(|m| m.content.contains(&i))
             || scan.wall_clock.iter().any(|r| r.contains(&i))
+            || scan.code.iter().any(|r| r.contains(&i))
     };
     let b = text.as_bytes();
     let mut out = vec![];
