@@ -9,7 +9,9 @@
 //!   instead of failing;
 //! - `WEFT_FIGURES_SLOW=1` also runs the slow commands (yosys resource
 //!   estimates, long benchmarks); without it their figures are only checked
-//!   for a registry entry.
+//!   for a registry entry;
+//! - `WEFT_FIGURES_ONLY=NAME,…` runs only those commands of the registry
+//!   (and checks only their figures).
 
 #[path = "figures/support.rs"]
 mod support;
@@ -99,6 +101,10 @@ fn the_docs_figures_are_what_their_commands_print() {
     let root = root();
     let write = flag("WEFT_FIGURES_WRITE");
     let slow = flag("WEFT_FIGURES_SLOW");
+    let only: Option<BTreeSet<String>> = std::env::var("WEFT_FIGURES_ONLY")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').map(|c| c.trim().to_string()).collect());
     let reg_text =
         std::fs::read_to_string(root.join(REGISTRY)).unwrap_or_else(|e| panic!("{REGISTRY}: {e}"));
     let reg = Registry::parse(REGISTRY, &reg_text).unwrap_or_else(|e| panic!("{e}"));
@@ -154,6 +160,13 @@ fn the_docs_figures_are_what_their_commands_print() {
             problems.push(format!("{REGISTRY}: figure {name} is used in no document"));
         }
     }
+    if let Some(only) = &only {
+        for c in only {
+            if !reg.commands.contains_key(c) {
+                problems.push(format!("WEFT_FIGURES_ONLY: no command {c} in {REGISTRY}"));
+            }
+        }
+    }
     if !problems.is_empty() {
         panic!("{}", problems.join("\n"));
     }
@@ -163,7 +176,7 @@ fn the_docs_figures_are_what_their_commands_print() {
     let mut skipped = 0usize;
     let start = Instant::now();
     for c in reg.commands.values() {
-        if c.slow && !slow {
+        if c.slow && !slow || only.as_ref().is_some_and(|o| !o.contains(&c.name)) {
             skipped += reg
                 .figures
                 .values()
@@ -198,11 +211,11 @@ fn the_docs_figures_are_what_their_commands_print() {
             };
             let cmd = &reg.commands[&fig.command];
             let found = &text[m.content.clone()];
-            let expected = match out {
-                Ok(v) => fig.render(v).map_err(|e| e.to_string()),
-                Err(e) => Err(e.clone()),
+            let Ok(v) = out else {
+                // Reported once per command, below.
+                continue;
             };
-            match expected {
+            match fig.render(v) {
                 Err(e) => problems.push(format!(
                     "{file}:{}: figure {}: {e} (from `{}`)",
                     m.line,
@@ -232,13 +245,23 @@ fn the_docs_figures_are_what_their_commands_print() {
             rewrites.push((file.clone(), new_text));
         }
     }
+    for (name, out) in &outputs {
+        if let Err(e) = out {
+            problems.push(format!(
+                "{REGISTRY}: command {name}, `{}`, failed: {e}",
+                reg.commands[*name].display()
+            ));
+        }
+    }
     eprintln!(
-        "figures: {checked} values checked in {:.1} s, {skipped} in slow commands {}",
+        "figures: {checked} values checked in {:.1} s; {skipped} not checked{}",
         start.elapsed().as_secs_f64(),
-        if slow {
-            "(none skipped)"
+        if skipped == 0 {
+            ""
+        } else if only.is_some() {
+            " (their commands are slow or not in WEFT_FIGURES_ONLY)"
         } else {
-            "skipped (WEFT_FIGURES_SLOW=1 checks them)"
+            " (slow: WEFT_FIGURES_SLOW=1 checks them)"
         }
     );
     if !problems.is_empty() {
