@@ -339,7 +339,7 @@ fn formats_write_numbers_as_the_docs_do() {
     assert!(fails("?a|b", json!(1)));
     assert!(fails("", json!(null)));
     assert!(fails("", json!([1])));
-    for bad in [".", "x", ".3,", "?ab", ".99", "<<3"] {
+    for bad in [".", "x", ".3,", "?ab", ".99", "<<3", ">999999999"] {
         assert!(Format::parse(bad).is_err(), "{bad:?} parsed");
     }
 }
@@ -428,5 +428,25 @@ fn a_malformed_registry_is_refused_with_the_reason() {
             Err(e) => assert!(e.to_string().contains(says), "{bad:?}: {e}"),
             Ok(_) => panic!("{bad:?} parsed"),
         }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn no_input_makes_the_machinery_panic(text in "(<!--(/?fig:?|/?wall-clock)?[a-z.]{0,3}-->|`{1,3}|\\{|\\}|\\[|\\]|[a-z=:.,%<>?|]|[0-9]{1,4}|measured on 2026-12-01|machine-dependent| s |\n| LUT){0,40}") {
+        let v = json!({"a": [{"b": 1.5, "c": "x"}], "d": true});
+        if let Ok(s) = scan("p.md", &text) {
+            let _ = unmarked(&text, &s);
+        }
+        if let Ok(t) = Template::parse(&text) {
+            let _ = t.render(&v);
+        }
+        if let Ok(p) = JsonPath::parse(&text) {
+            let _ = p.get(&v);
+        }
+        if let Ok(f) = Format::parse(&text) {
+            let _ = f.apply(&v);
+        }
+        let _ = Registry::parse("p.toml", &text);
     }
 }

@@ -237,7 +237,9 @@ impl Format {
         if digits > 0 {
             f.width = rest[..digits]
                 .parse()
-                .map_err(|_| err("the width is too large"))?;
+                .ok()
+                .filter(|&w| w <= 200)
+                .ok_or_else(|| err("a width of at most 200"))?;
             rest = &rest[digits..];
         }
         if let Some(r) = rest.strip_prefix(',') {
