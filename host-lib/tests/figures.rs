@@ -76,6 +76,23 @@ fn run_json(root: &Path, args: &[String]) -> Result<Value, String> {
     serde_json::from_slice(&out.stdout).map_err(|e| format!("its output is not JSON: {e}"))
 }
 
+/// A block's rendering with the blank lines the document keeps after the
+/// opening marker and before the closing one (Markdown needs one after a
+/// table); a value's as it is.
+fn keep_blank_lines(found: &str, exp: String) -> String {
+    if !exp.starts_with('\n') {
+        return exp;
+    }
+    let lead = found.len() - found.trim_start_matches('\n').len();
+    let trail = found.len() - found.trim_end_matches('\n').len();
+    format!(
+        "{}{}{}",
+        "\n".repeat(lead.max(1)),
+        exp.trim_matches('\n'),
+        "\n".repeat(trail.max(1))
+    )
+}
+
 /// One stale figure, as the failure lists it: for a block, its first line
 /// that differs.
 fn difference(file: &str, line: usize, name: &str, found: &str, exp: &str, cmd: &str) -> String {
@@ -215,7 +232,7 @@ fn the_docs_figures_are_what_their_commands_print() {
                 // Reported once per command, below.
                 continue;
             };
-            match fig.render(v) {
+            match fig.render(v).map(|e| keep_blank_lines(found, e)) {
                 Err(e) => problems.push(format!(
                     "{file}:{}: figure {}: {e} (from `{}`)",
                     m.line,
@@ -449,4 +466,23 @@ proptest::proptest! {
         }
         let _ = Registry::parse("p.toml", &text);
     }
+}
+
+#[test]
+fn blocks_keep_the_blank_lines_around_them_and_values_stay_inline() {
+    assert_eq!(
+        keep_blank_lines("\n\n|a|\n\n", "\n|b|\n".into()),
+        "\n\n|b|\n\n"
+    );
+    assert_eq!(keep_blank_lines("\n|a|\n", "\n|b|\n".into()), "\n|b|\n");
+    assert_eq!(keep_blank_lines("0.5", "0.6".into()), "0.6");
+    let d = difference(
+        "x.md",
+        10,
+        "t",
+        "\n|a|\n|b|\n",
+        "\n|a|\n|c|\n",
+        "weft t --json",
+    );
+    assert!(d.starts_with("x.md:12: figure t (block)"), "{d}");
 }
