@@ -48,3 +48,51 @@ fn replacement_keeps_hot_keys_on_the_card() {
         );
     }
 }
+
+#[test]
+fn goodput_runs_one_half_and_says_whether_the_target_is_met() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args([
+            "bench",
+            "goodput",
+            "--device",
+            "sim:model",
+            "--seeds",
+            "1",
+            "--tuples",
+            "5000",
+            "--only",
+            "kv",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["grad"],
+        serde_json::json!([]),
+        "--only kv runs no gradient job"
+    );
+    let kv = v["kv"].as_array().unwrap();
+    assert_eq!(kv.len(), 3);
+    for p in kv {
+        let (ratio, target) = (p["ratio"].as_f64().unwrap(), p["target"].as_f64().unwrap());
+        assert_eq!(p["meets_target"], serde_json::json!(ratio >= target), "{p}");
+    }
+}
+
+#[test]
+fn grad_bench_refuses_a_jitter_outside_0_to_1() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["bench", "grad", "--device", "sim:model", "--jitter", "1.5"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--jitter 1.5: must be 0 to 1"), "{err}");
+}

@@ -346,6 +346,8 @@ pub struct GoodputPoint {
     pub ratio: f64,
     /// Issue 16's target for the ratio: `0.9 * (1 - p)`.
     pub target: f64,
+    /// Whether `ratio` reaches `target`.
+    pub meets_target: bool,
     /// Retransmissions, summed over the seeds.
     pub retransmissions: u64,
     /// Of them, on a timer.
@@ -387,12 +389,15 @@ pub fn goodput(card: &DeviceSpec, tuples: u64, seeds: u64) -> Result<Vec<Goodput
         }
         let mean = tpc.iter().sum::<f64>() / tpc.len() as f64;
         let lossless = out.first().map_or(mean, |l| l.mean);
+        let ratio = mean / lossless.max(f64::MIN_POSITIVE);
+        let target = 0.9 * (1.0 - p);
         out.push(GoodputPoint {
             p,
             tuples_per_cycle: tpc,
             mean,
-            ratio: mean / lossless.max(f64::MIN_POSITIVE),
-            target: 0.9 * (1.0 - p),
+            ratio,
+            target,
+            meets_target: ratio >= target,
             retransmissions: rtx,
             timeouts: to,
         });

@@ -305,9 +305,17 @@ mod run {
     }
 
     /// Estimate the current top and each engine for `board`; `progress`
-    /// hears which block is being synthesised.
+    /// hears which block is being synthesised. The ID block's build date
+    /// and git hash are zero here (the board id and features are the
+    /// image's): they are constants in the Verilog, so with them every
+    /// commit would synthesise a slightly different top, and the figures
+    /// (and the cache) would change with the commit instead of the RTL.
     pub fn estimate(board: &Board, progress: &dyn Fn(&str)) -> Result<Estimate> {
-        let build = crate::bitstream::top::build_info(board.board_id);
+        let build = weft_regs::BuildInfo {
+            build_date: 0,
+            git_hash: 0,
+            ..crate::bitstream::top::build_info(board.board_id)
+        };
         let blocks = crate::bitstream::top::blocks(&build);
         let find = |name: &str| {
             blocks

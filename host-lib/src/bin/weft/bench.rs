@@ -79,9 +79,22 @@ pub struct BenchGoodputArgs {
     /// The card (sim:model is the fast one).
     #[command(flatten)]
     card: DeviceArg,
+    /// Run only one half: `kv` (key-value goodput) or `grad` (gradient
+    /// average JCT). Default: both.
+    #[arg(long, value_enum)]
+    only: Option<GoodputPart>,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+}
+
+/// A half of `weft bench goodput`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GoodputPart {
+    /// Key-value tuples per cycle.
+    Kv,
+    /// Gradient average JCT.
+    Grad,
 }
 
 #[derive(Args)]
@@ -118,6 +131,11 @@ pub struct BenchGradArgs {
     /// First seed (of the workers' compute jitter and the gradients).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Replace every workload's `jitter` (stragglers' delay, a fraction
+    /// of compute, 0 to 1): `--jitter 0` runs the workloads without
+    /// stragglers.
+    #[arg(long)]
+    jitter: Option<f64>,
     /// Seeds to run, from --seed on; each runs both policies. Under fifo
     /// the outcome swings with the stragglers the seed draws, so the
     /// comparison is of the distribution over many.
@@ -270,6 +288,15 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
             grad::bench::workload(CHUNK_VALUES)?,
         ));
     }
+    if let Some(j) = a.jitter {
+        if !(0.0..=1.0).contains(&j) {
+            bail!("--jitter {j}: must be 0 to 1 (a fraction of compute)");
+        }
+        for (name, f) in &mut files {
+            f.jitter = j;
+            *name = format!("{name}, jitter {j}");
+        }
+    }
     let policy: grad::PriorityPolicy = a.policy.parse()?;
     if policy == grad::PriorityPolicy::Fifo {
         bail!(
@@ -408,33 +435,57 @@ fn print_grad_bench(
 
 fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
     let pb = spinner();
-    pb.set_message(format!(
-        "{} tuples at 0, 1% and 5% loss, {} seeds each",
-        a.tuples, a.seeds
-    ));
-    let r = weft::bench::goodput(&a.card.device, a.tuples, a.seeds);
-    let r = match r {
-        Ok(r) => r,
-        Err(e) => {
-            pb.finish_and_clear();
-            return Err(e.into());
+    let r = if a.only == Some(GoodputPart::Grad) {
+        vec![]
+    } else {
+        pb.set_message(format!(
+            "{} tuples at 0, 1% and 5% loss, {} seeds each",
+            a.tuples, a.seeds
+        ));
+        match weft::bench::goodput(&a.card.device, a.tuples, a.seeds) {
+            Ok(r) => r,
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(e.into());
+            }
         }
     };
-    pb.set_message(format!(
-        "gradient jobs at 0, 1% and 5% loss, {} seeds each",
-        a.seeds
-    ));
-    let device = a.card.device.clone();
-    let opener =
-        || Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card);
-    let seeds: Vec<u64> = (1..=a.seeds.max(1)).collect();
-    let g = grad::bench::workload(CHUNK_VALUES)
-        .and_then(|f| grad::bench::loss(&opener, &f, PriorityPolicy::Fifo, &seeds));
+    let g = if a.only == Some(GoodputPart::Kv) {
+        vec![]
+    } else {
+        pb.set_message(format!(
+            "gradient jobs at 0, 1% and 5% loss, {} seeds each",
+            a.seeds
+        ));
+        let device = a.card.device.clone();
+        let opener = || {
+            Card::open_with(device.clone(), &OpenOptions::default()).map_err(GradError::from_card)
+        };
+        let seeds: Vec<u64> = (1..=a.seeds.max(1)).collect();
+        let g = grad::bench::workload(CHUNK_VALUES)
+            .and_then(|f| grad::bench::loss(&opener, &f, PriorityPolicy::Fifo, &seeds));
+        match g {
+            Ok(g) => g,
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(e.into());
+            }
+        }
+    };
     pb.finish_and_clear();
-    let g = g?;
     if a.json {
         return print_json(&serde_json::json!({ "kv": r, "grad": g }));
     }
+    if !r.is_empty() {
+        print_kv_goodput(&a, &r);
+    }
+    if !g.is_empty() {
+        print_grad_goodput(&a, &g);
+    }
+    Ok(())
+}
+
+fn print_kv_goodput(a: &BenchGoodputArgs, r: &[weft::bench::GoodputPoint]) {
     println!(
         "key-value goodput, zipf 1.2 over 100000 keys, {} tuples, 8 workers, on {}, seeds 1..={}:",
         a.tuples, a.card.device, a.seeds
@@ -443,7 +494,7 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
         "  {:>5} {:>10} {:>7} {:>7} {:>8} {:>9}  per seed",
         "p", "tuples/cyc", "ratio", "target", "retrans.", "timeouts"
     );
-    for g in &r {
+    for g in r {
         let per: Vec<String> = g
             .tuples_per_cycle
             .iter()
@@ -460,6 +511,9 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
             per.join(" ")
         );
     }
+}
+
+fn print_grad_goodput(a: &BenchGoodputArgs, g: &[weft::grad::bench::LossPoint]) {
     println!(
         "gradient average JCT, examples/grad/jobs.toml under fifo, DATA loss p, on {}, seeds 1..={}:",
         a.card.device, a.seeds
@@ -468,7 +522,7 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
         "  {:>5} {:>12} {:>7} {:>7} {:>8} {:>7} {:>9} {:>8}  per seed",
         "p", "avg JCT", "ratio", "bound", "retrans.", "lost", "per lost", "host rq."
     );
-    for l in &g {
+    for l in g {
         let per: Vec<String> = l.average_jct.iter().map(|t| format!("{t:.0}")).collect();
         let per_lost = if l.lost == 0 {
             "-".to_string()
@@ -488,7 +542,6 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
             per.join(" ")
         );
     }
-    Ok(())
 }
 
 fn bench_sim(a: BenchSimArgs) -> Result<()> {
