@@ -280,6 +280,12 @@ pub struct LossPoint {
     pub ratio: f64,
     /// Issue 16's bound on the ratio: `1.2 / (1 - p)`.
     pub bound: f64,
+    /// Whether `ratio` is within `bound`.
+    pub meets_bound: bool,
+    /// Retransmissions per lost packet (every worker of a chunk resends it
+    /// when its RESULT is late: only the card knows whose packet is
+    /// missing); 0 without losses.
+    pub copies_per_loss: f64,
     /// Worker retransmissions, summed over the seeds.
     pub retransmissions: u64,
     /// DATA packets the network lost, summed over the seeds.
@@ -322,12 +328,20 @@ pub fn loss(
         }
         let mean = jct.iter().sum::<f64>() / jct.len() as f64;
         let lossless = out.first().map_or(mean, |l| l.mean);
+        let ratio = mean / lossless.max(1.0);
+        let bound = 1.2 / (1.0 - p);
         out.push(LossPoint {
             p,
             average_jct: jct,
             mean,
-            ratio: mean / lossless.max(1.0),
-            bound: 1.2 / (1.0 - p),
+            ratio,
+            bound,
+            meets_bound: ratio <= bound,
+            copies_per_loss: if lost == 0 {
+                0.0
+            } else {
+                rtx as f64 / lost as f64
+            },
             retransmissions: rtx,
             lost,
             host_resends: host,

@@ -527,7 +527,7 @@ fn print_grad_goodput(a: &BenchGoodputArgs, g: &[weft::grad::bench::LossPoint]) 
         let per_lost = if l.lost == 0 {
             "-".to_string()
         } else {
-            format!("{:.2}", l.retransmissions as f64 / l.lost as f64)
+            format!("{:.2}", l.copies_per_loss)
         };
         println!(
             "  {:>5} {:>12.0} {:>7.3} {:>7.3} {:>8} {:>7} {:>9} {:>8}  {}",
