@@ -96,3 +96,45 @@ fn grad_bench_refuses_a_jitter_outside_0_to_1() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--jitter 1.5: must be 0 to 1"), "{err}");
 }
+
+/// `weft bench sim` at a small size: the split Verilog, rust-hdl's own
+/// Verilog and rust-hdl's simulator send the same frames at the same
+/// cycles under the same mixed traffic (the whole top, cycle by cycle: the
+/// comb split changes nothing a port can see), and the profiled Verilator
+/// run accounts for its time.
+#[test]
+fn sim_bench_runs_agree_frame_for_frame() {
+    if !weft_sim::simulator::verilator_usable() {
+        return;
+    }
+    let r = weft::bench::sim::run(&weft::bench::sim::SimBenchOptions {
+        cycles: 3000,
+        rust_hdl_cycles: 300,
+        seed: 2,
+        progress: None,
+    })
+    .unwrap();
+    assert!(r.agree, "the RTL runs sent different frames");
+    assert_eq!(r.compared_cycles, 300);
+    let names: Vec<&str> = r.runs.iter().map(|x| x.simulation.as_str()).collect();
+    for want in [
+        "verilator",
+        "verilator, rust-hdl's Verilog",
+        "rust-hdl",
+        "model",
+    ] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    for run in &r.runs {
+        assert!(
+            run.frames_out > 0 && run.bytes_in_per_cycle > 0.0,
+            "{run:?}"
+        );
+    }
+    let v = r.runs.iter().find(|x| x.simulation == "verilator").unwrap();
+    let p = v.profile.expect("the Verilator run is profiled");
+    assert!(
+        p.model > 0.0 && p.ports > 0.0 && p.model + p.ports <= 1.0,
+        "{p:?}"
+    );
+}
