@@ -22,7 +22,14 @@
 //!   profile;
 //! - [`Policy::Rank`] is the previous DSA: one level per distinct
 //!   intensity, however close, the most intensive at [`PRIO_MAX`] (kept to
-//!   measure the grouping against).
+//!   measure the grouping against);
+//! - [`Policy::Srpt`] ranks the active jobs by the gradient bytes they
+//!   still have to aggregate, the least first (shortest remaining work
+//!   first, with hysteresis), and is the one policy that also acts on the
+//!   network: [`Policy::traffic_classes`] gives its jobs strict-priority
+//!   classes at the switch port in front of the card, so the job nearest
+//!   its end takes the link and the slots while the others wait, instead
+//!   of all of them sharing both and finishing late together.
 
 use crate::regs::grad::{prio_of, JOBS_PER_PRIO_REG};
 pub use crate::regs::grad::{JOBS, PRIO_MAX};
@@ -37,6 +44,11 @@ pub struct JobProfile {
     pub bytes_per_iter: u64,
     /// Compute time per iteration, in cycles.
     pub compute_per_iter: u64,
+    /// Gradient bytes the job still has to aggregate (its iterations to
+    /// come and what its workers have not sent of this one), as its
+    /// training framework reports its progress. Only [`Policy::Srpt`]
+    /// reads it.
+    pub remaining_bytes: u64,
 }
 
 /// What the host observed of a job over a control window.
@@ -154,6 +166,13 @@ pub enum Policy {
     /// `PRIO_MAX`, each less intensive one a level lower; jobs of equal
     /// intensity share a level; inactive jobs get 0.
     Rank,
+    /// Shortest remaining work first: the active job with the fewest
+    /// remaining bytes gets the highest level, ties to the lower job index;
+    /// the job on top keeps its place until another's remaining work is
+    /// less than its own by [`SRPT_HYSTERESIS`] (so two jobs near the same
+    /// point do not swap every control window and preempt each other's
+    /// slots). The field is the previous decision.
+    Srpt(Priorities),
 }
 
 impl Policy {
@@ -168,6 +187,20 @@ impl Policy {
             Policy::Static(p) => fixed(p),
             Policy::Dsa => dsa(jobs, observed),
             Policy::Rank => rank(jobs, observed),
+            Policy::Srpt(prev) => srpt(jobs, prev, SRPT_HYSTERESIS),
+        }
+    }
+
+    /// The traffic class of each job's packets at the switch port in front
+    /// of the card (0..=7, served strictly highest first; the DSCP a job's
+    /// workers mark). Only [`Policy::Srpt`] uses the classes, ranking the
+    /// active jobs' distinct levels from 7 down (see [`traffic_classes`]);
+    /// every other policy leaves all jobs in class 0, so they share the
+    /// link as they would without classes.
+    pub fn traffic_classes(&self, jobs: &[JobProfile; JOBS], p: &Priorities) -> [u8; JOBS] {
+        match self {
+            Policy::Srpt(_) => traffic_classes(jobs, p),
+            _ => [0; JOBS],
         }
     }
 }
@@ -269,4 +302,75 @@ pub fn dsa(jobs: &[JobProfile; JOBS], observed: Option<&[JobObs; JOBS]>) -> Prio
         out[order[i]] = level;
     }
     Priorities(out)
+}
+
+/// Hysteresis of [`Policy::Srpt`] as a fraction (numerator, denominator):
+/// the job on top stays there until another's remaining work times
+/// `1 + h` is less than its own. Measured on the shipped
+/// workloads (docs/grad-aggregation.md), the figures barely move between 0
+/// and 1/2; 1/8 keeps swaps rare.
+pub const SRPT_HYSTERESIS: (u64, u64) = (1, 8);
+
+/// [`Policy::Srpt`] with hysteresis `h` (numerator, denominator) over the
+/// previous decision `prev`: levels `n - 1` (the least remaining work)
+/// down to 0 over the `n` active jobs; inactive jobs get 0.
+///
+/// The hysteresis is the incumbent's: the job `prev` put alone on top
+/// counts its remaining work as `1 / (1 + h)` of what it is, so another
+/// job takes the top only with less work by that margin. (The top is what
+/// holds the link and the slots; one discount keeps the order a total
+/// order, where pairwise margins between every two jobs would not be.)
+pub fn srpt(jobs: &[JobProfile; JOBS], prev: &Priorities, h: (u64, u64)) -> Priorities {
+    let (num, den) = (h.0 as u128, h.1.max(1) as u128);
+    let active = |j: usize| jobs[j].active;
+    // The previous top: the one active job at the highest level, if one is.
+    let top_level = (0..JOBS).filter(|&j| active(j)).map(|j| prev.get(j)).max();
+    let mut at_top = (0..JOBS).filter(|&j| active(j) && Some(prev.get(j)) == top_level);
+    let incumbent = match (at_top.next(), at_top.next()) {
+        (Some(j), None) => Some(j),
+        _ => None,
+    };
+    // Remaining work scaled by den + num, the incumbent's by den only.
+    let key = |j: usize| -> (u128, usize) {
+        let scale = if Some(j) == incumbent { den } else { den + num };
+        (jobs[j].remaining_bytes as u128 * scale, j)
+    };
+    // The active jobs, least key first (insertion sort: no_std, at most
+    // JOBS of them).
+    let mut order = [0usize; JOBS];
+    let mut n = 0;
+    for j in (0..JOBS).filter(|&j| active(j)) {
+        let mut i = n;
+        while i > 0 && key(j) < key(order[i - 1]) {
+            order[i] = order[i - 1];
+            i -= 1;
+        }
+        order[i] = j;
+        n += 1;
+    }
+    let mut out = [0u8; JOBS];
+    for (i, &j) in order[..n].iter().enumerate() {
+        out[j] = (n - 1 - i).min(PRIO_MAX as usize) as u8;
+    }
+    Priorities(out)
+}
+
+/// Strict-priority traffic classes for priorities `p`: the active jobs'
+/// distinct levels ranked, the highest in class 7, the next in 6, and so
+/// on; with more than seven distinct levels the lowest share class 1.
+/// Inactive jobs get class 0.
+pub fn traffic_classes(jobs: &[JobProfile; JOBS], p: &Priorities) -> [u8; JOBS] {
+    let level = |j: usize| p.get(j).min(PRIO_MAX);
+    let mut out = [0u8; JOBS];
+    for j in (0..JOBS).filter(|&j| jobs[j].active) {
+        let me = level(j);
+        // Distinct levels above mine.
+        let mut higher = [false; PRIO_MAX as usize + 1];
+        for k in (0..JOBS).filter(|&k| jobs[k].active && level(k) > me) {
+            higher[level(k) as usize] = true;
+        }
+        let above = higher.iter().filter(|&&b| b).count() as u8;
+        out[j] = 7u8.saturating_sub(above).max(1);
+    }
+    out
 }

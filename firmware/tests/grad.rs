@@ -14,12 +14,16 @@ fn profile() -> impl Strategy<Value = JobProfile> {
         any::<bool>(),
         prop_oneof![Just(0u64), 1u64..1 << 20, Just(u64::MAX)],
         prop_oneof![Just(0u64), 1u64..1 << 20, Just(u64::MAX)],
+        prop_oneof![Just(0u64), 1u64..1 << 40, Just(u64::MAX)],
     )
-        .prop_map(|(active, bytes_per_iter, compute_per_iter)| JobProfile {
-            active,
-            bytes_per_iter,
-            compute_per_iter,
-        })
+        .prop_map(
+            |(active, bytes_per_iter, compute_per_iter, remaining_bytes)| JobProfile {
+                active,
+                bytes_per_iter,
+                compute_per_iter,
+                remaining_bytes,
+            },
+        )
 }
 
 fn obs() -> impl Strategy<Value = JobObs> {
@@ -40,10 +44,59 @@ fn policy() -> impl Strategy<Value = Policy> {
         Just(Policy::Dsa),
         Just(Policy::Rank),
         prop::array::uniform16(any::<u8>()).prop_map(Policy::Static),
+        prop::array::uniform16(any::<u8>()).prop_map(|p| Policy::Srpt(Priorities(p))),
     ]
 }
 
 proptest! {
+    #[test]
+    fn srpt_ranks_active_jobs_by_remaining_work(j in jobs(), prev in prop::array::uniform16(0u8..=PRIO_MAX)) {
+        // Without history (every job at one level) the order is exactly
+        // remaining bytes, ties to the lower index, levels n-1 down to 0.
+        let p = Policy::Srpt(fifo()).priorities(&j, None);
+        let active: Vec<usize> = (0..JOBS).filter(|&k| j[k].active).collect();
+        let n = active.len();
+        let mut levels: Vec<u8> = active.iter().map(|&k| p.get(k)).collect();
+        levels.sort_unstable();
+        prop_assert_eq!(levels, (0..n as u8).collect::<Vec<_>>(), "not a permutation of 0..n");
+        for &a in &active {
+            for &b in &active {
+                let first = (j[a].remaining_bytes, a) < (j[b].remaining_bytes, b);
+                prop_assert_eq!(p.get(a) > p.get(b), first, "jobs {} and {}", a, b);
+            }
+        }
+        for k in (0..JOBS).filter(|&k| !j[k].active) {
+            prop_assert_eq!(p.get(k), 0);
+        }
+        // With history a job is never left below one with more than (1 + h)
+        // times its remaining work.
+        let q = Policy::Srpt(Priorities(prev)).priorities(&j, None);
+        let (num, den) = (SRPT_HYSTERESIS.0 as u128, SRPT_HYSTERESIS.1 as u128);
+        for &a in &active {
+            for &b in &active {
+                let (x, y) = (j[a].remaining_bytes as u128, j[b].remaining_bytes as u128);
+                if x * (den + num) < y * den {
+                    prop_assert!(q.get(a) > q.get(b), "{} stays below {} with far less work", a, b);
+                }
+            }
+        }
+        // The traffic classes keep the levels' order, 7 for the top.
+        let c = Policy::Srpt(fifo()).traffic_classes(&j, &p);
+        for &a in &active {
+            prop_assert!((1..=7).contains(&c[a]));
+            for &b in &active {
+                if p.get(a) > p.get(b) {
+                    prop_assert!(c[a] >= c[b]);
+                }
+            }
+            if p.get(a) as usize + 1 == n {
+                prop_assert_eq!(c[a], 7);
+            }
+        }
+        // Every other policy leaves the switch alone.
+        prop_assert_eq!(Policy::Dsa.traffic_classes(&j, &p), [0; JOBS]);
+    }
+
     #[test]
     fn priorities_fit_the_register_and_are_deterministic(
         p in policy(), j in jobs(), o in observed()
@@ -136,6 +189,7 @@ proptest! {
                 active: active[k],
                 bytes_per_iter: base + base * spread[k] / 1000,
                 compute_per_iter: compute,
+                remaining_bytes: 0,
             };
         }
         prop_assert_eq!(Policy::Dsa.priorities(&j, None), fifo());
@@ -180,6 +234,7 @@ fn job(bytes: u64, compute: u64) -> JobProfile {
         active: true,
         bytes_per_iter: bytes,
         compute_per_iter: compute,
+        remaining_bytes: 0,
     }
 }
 
@@ -345,4 +400,35 @@ fn dsa_levels_do_not_depend_on_job_order() {
     let (u, d) = (dsa(&up, None), dsa(&down, None));
     assert_eq!(u.0[..4], [0, 1, 2, 3]);
     assert_eq!(d.0[..4], [3, 2, 1, 0]);
+}
+
+/// The job on top keeps the top against a rival within the margin and
+/// loses it past the margin; without an incumbent the least work wins.
+#[test]
+fn srpt_incumbent_holds_within_the_margin() {
+    let mut j = [JobProfile::default(); JOBS];
+    let set = |j: &mut [JobProfile; JOBS], a: u64, b: u64| {
+        j[0] = JobProfile {
+            active: true,
+            remaining_bytes: a,
+            ..JobProfile::default()
+        };
+        j[1] = JobProfile {
+            active: true,
+            remaining_bytes: b,
+            ..JobProfile::default()
+        };
+    };
+    let (num, den) = SRPT_HYSTERESIS;
+    let mut top0 = fifo();
+    top0.0[0] = 1;
+    // Job 1 has less work, but not by the margin: job 0 stays on top.
+    let close = 1000 * den / (den + num) + 1;
+    set(&mut j, 1000, close);
+    assert_eq!(srpt(&j, &top0, SRPT_HYSTERESIS).0[..2], [1, 0]);
+    // Without history job 1 goes first.
+    assert_eq!(srpt(&j, &fifo(), SRPT_HYSTERESIS).0[..2], [0, 1]);
+    // Past the margin job 1 takes the top.
+    set(&mut j, 1000, 1000 * den / (den + num) - 1);
+    assert_eq!(srpt(&j, &top0, SRPT_HYSTERESIS).0[..2], [0, 1]);
 }

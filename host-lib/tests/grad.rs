@@ -359,6 +359,7 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
             PriorityPolicy::Static,
             PriorityPolicy::Dsa,
             PriorityPolicy::Rank,
+            PriorityPolicy::Srpt,
         ] {
             let r = run_on(&MODEL, &file, policy, loss);
             accounting(&file, &r);
@@ -372,8 +373,17 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
                 }
                 assert!(r.jobs.iter().all(|j| j.priority_max == 0));
             }
-            if loss == 0.0 {
-                assert_eq!(r.jobs.iter().map(|j| j.retransmissions).sum::<u64>(), 0);
+            let copies: u64 = r.jobs.iter().map(|j| j.retransmissions).sum();
+            let packets: u64 = r.jobs.iter().map(|j| j.packets).sum();
+            if loss == 0.0 && policy != PriorityPolicy::Srpt {
+                assert_eq!(copies, 0, "{policy}");
+            }
+            if loss == 0.0 && policy == PriorityPolicy::Srpt {
+                // A job moved to a lower traffic class mid-chunk leaves the
+                // packets its workers sent waiting for their peers' held
+                // at the switch, and some time out (as they would behind
+                // a real switch's strict-priority queue): few copies.
+                assert!(copies * 50 <= packets, "{copies} copies of {packets}");
             }
         }
     }
@@ -625,7 +635,7 @@ fn cli_prints_json_and_refuses_bad_input() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let w = v["workloads"].as_array().unwrap();
     assert_eq!(w.len(), 1);
-    assert_eq!(v["policy"], "dsa");
+    assert_eq!(v["policy"], "srpt");
     let b = &w[0]["bench"];
     assert_eq!(b["runs"].as_array().unwrap().len(), 2);
     let (f, d) = (

@@ -212,7 +212,7 @@ pub fn bench(
     }
     if policy == PriorityPolicy::Fifo {
         return Err(GradError::Options(
-            "compare fifo with another policy (dsa, rank or static)".into(),
+            "compare fifo with another policy (srpt, dsa, rank or static)".into(),
         ));
     }
     let mut runs = vec![];

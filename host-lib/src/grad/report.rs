@@ -18,13 +18,19 @@ pub enum PriorityPolicy {
     Dsa,
     /// The previous DSA: one level per distinct intensity.
     Rank,
+    /// Shortest remaining work first, on the card's priorities and the
+    /// switch's traffic classes (`weft_fw::grad::Policy::Srpt`).
+    Srpt,
 }
 
 impl PriorityPolicy {
     /// Whether the policy ranks from observations (re-evaluated as jobs
     /// come and go and every control window).
     pub fn observes(self) -> bool {
-        matches!(self, PriorityPolicy::Dsa | PriorityPolicy::Rank)
+        matches!(
+            self,
+            PriorityPolicy::Dsa | PriorityPolicy::Rank | PriorityPolicy::Srpt
+        )
     }
 }
 
@@ -36,8 +42,9 @@ impl std::str::FromStr for PriorityPolicy {
             "static" => Ok(PriorityPolicy::Static),
             "dsa" => Ok(PriorityPolicy::Dsa),
             "rank" => Ok(PriorityPolicy::Rank),
+            "srpt" => Ok(PriorityPolicy::Srpt),
             o => Err(GradError::Options(format!(
-                "unknown policy {o:?} (fifo, static, dsa or rank)"
+                "unknown policy {o:?} (fifo, static, dsa, rank or srpt)"
             ))),
         }
     }
@@ -50,6 +57,7 @@ impl std::fmt::Display for PriorityPolicy {
             PriorityPolicy::Static => "static",
             PriorityPolicy::Dsa => "dsa",
             PriorityPolicy::Rank => "rank",
+            PriorityPolicy::Srpt => "srpt",
         })
     }
 }

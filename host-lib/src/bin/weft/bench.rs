@@ -123,8 +123,10 @@ pub struct BenchGradArgs {
     /// --jobs.
     #[arg(long)]
     all: bool,
-    /// The policy compared with fifo: dsa, rank or static.
-    #[arg(long, default_value = "dsa")]
+    /// The policy compared with fifo: srpt (shortest remaining work first,
+    /// on the card's priorities and the switch's traffic classes), dsa
+    /// (intensity groups), rank or static.
+    #[arg(long, default_value = "srpt")]
     policy: String,
     #[command(flatten)]
     card: DeviceArg,
@@ -300,7 +302,7 @@ fn bench_grad(a: BenchGradArgs) -> Result<()> {
     let policy: grad::PriorityPolicy = a.policy.parse()?;
     if policy == grad::PriorityPolicy::Fifo {
         bail!(
-            "--policy fifo: the benchmark compares fifo with another policy (dsa, rank or static)"
+            "--policy fifo: the benchmark compares fifo with another policy (srpt, dsa, rank or static)"
         );
     }
     if a.seeds == 0 {

@@ -168,6 +168,26 @@ struct Job {
     result: Option<Vec<i32>>,
 }
 
+impl Job {
+    /// Gradient bytes still to aggregate, as the job's framework reports
+    /// its progress: the iterations to come, and the chunks of this one its
+    /// workers have not sent yet.
+    fn remaining_bytes(&self) -> u64 {
+        if self.state != State::Running {
+            return 0;
+        }
+        let per_iter = self.spec.bytes_per_iter();
+        let to_come = self.spec.iterations.saturating_sub(self.iter + 1) as u64 * per_iter;
+        let unsent: u64 = self
+            .workers
+            .iter()
+            .map(|w| self.chunks.saturating_sub(w.next) as u64)
+            .sum();
+        let per_chunk = per_iter / (self.chunks as u64 * self.workers.len() as u64).max(1);
+        to_come + unsent * per_chunk
+    }
+}
+
 /// A run in progress.
 struct Run<'a> {
     card: GradSession<'a>,
@@ -196,6 +216,12 @@ struct Run<'a> {
     next_control: u64,
     prio_dirty: bool,
     prio_regs: Option<[u32; 2]>,
+    /// The policy's last decision (`srpt`'s hysteresis).
+    prio_levels: fw::Priorities,
+    /// Each job's traffic class at the switch port in front of the card
+    /// (modelled: a strict-priority egress queue per class; all 0 unless
+    /// the policy uses classes).
+    classes: [u8; fw::JOBS],
     priority_writes: u64,
     /// Copies sent since the last flush that may have arrived after their
     /// chunk completed, each leaving a leftover slot.
@@ -335,6 +361,8 @@ pub(crate) fn run_collect(
         next_control: file.control_window,
         prio_dirty: true,
         prio_regs: None,
+        prio_levels: fw::fifo(),
+        classes: [0; fw::JOBS],
         priority_writes: 0,
         suspects: 0,
         hold: false,
@@ -594,6 +622,7 @@ impl Run<'_> {
                 active: j.state == State::Running,
                 bytes_per_iter: j.spec.bytes_per_iter(),
                 compute_per_iter: j.spec.compute,
+                remaining_bytes: j.remaining_bytes(),
             };
             obs[i] = j.obs;
             fixed[i] = j.spec.priority.unwrap_or(0);
@@ -603,8 +632,11 @@ impl Run<'_> {
             PriorityPolicy::Static => fw::Policy::Static(fixed),
             PriorityPolicy::Dsa => fw::Policy::Dsa,
             PriorityPolicy::Rank => fw::Policy::Rank,
+            PriorityPolicy::Srpt => fw::Policy::Srpt(self.prio_levels),
         };
         let p = policy.priorities(&profiles, Some(&obs));
+        self.prio_levels = p;
+        self.classes = policy.traffic_classes(&profiles, &p);
         for (i, j) in self.jobs.iter_mut().enumerate() {
             if j.state == State::Running {
                 let v = p.get(i);

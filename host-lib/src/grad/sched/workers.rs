@@ -39,12 +39,20 @@ impl Run<'_> {
     /// The next packet for the stream, round-robin over the workers:
     /// `Some(Some(bytes))` to deliver, `Some(None)` when the network lost
     /// it, `None` when no worker has anything to send.
+    ///
+    /// With traffic classes (`srpt`), the switch port in front of the card
+    /// serves its classes strictly: only workers of the highest class that
+    /// has a packet send, round-robin among themselves.
     pub(super) fn pick(&mut self) -> Option<Option<Vec<u8>>> {
         let n = self.flat.len();
         let now = self.now;
+        let class = self.top_class();
         for k in 0..n {
             let idx = (self.rr + k) % n;
             let (j, w) = self.flat[idx];
+            if class.is_some_and(|c| self.classes[j] != c) {
+                continue;
+            }
             let job = &mut self.jobs[j];
             if job.state != State::Running {
                 continue;
@@ -73,6 +81,41 @@ impl Run<'_> {
             return Some(self.send(j, w, c, copy));
         }
         None
+    }
+
+    /// The highest traffic class with a packet to send, when the running
+    /// jobs are not all in one class (`None`: every worker may send).
+    fn top_class(&self) -> Option<u8> {
+        let mut running = self.jobs.iter().enumerate();
+        let first = running
+            .find(|(_, job)| job.state == State::Running)
+            .map(|(j, _)| self.classes[j])?;
+        if self
+            .jobs
+            .iter()
+            .enumerate()
+            .all(|(j, job)| job.state != State::Running || self.classes[j] == first)
+        {
+            return None;
+        }
+        self.flat
+            .iter()
+            .filter(|&&(j, w)| self.has_packet(j, w))
+            .map(|&(j, _)| self.classes[j])
+            .max()
+    }
+
+    /// Whether worker `w` of job `j` has a packet to send now: a copy of a
+    /// chunk still incomplete, or its next chunk, computed and inside the
+    /// window (as [`Self::pick`] takes them).
+    fn has_packet(&self, j: usize, w: usize) -> bool {
+        let job = &self.jobs[j];
+        let wk = &job.workers[w];
+        job.state == State::Running
+            && (wk.resend.iter().any(|&(c, _)| !job.complete[c as usize])
+                || wk.ready_at <= self.now
+                    && wk.next < job.chunks
+                    && wk.next < job.low + self.window)
     }
 
     /// Send chunk `c` of worker `w` of job `j`; `copy` is `Some(suspect)`

@@ -17,8 +17,9 @@ pub struct AggGradArgs {
     jobs: PathBuf,
     /// Job priorities: fifo (all equal, no preemption), static (the file's),
     /// dsa (communication-intensive jobs first, from observed rates; jobs
-    /// within a factor 2 of intensity at one level) or rank (the previous
-    /// dsa: one level per distinct intensity).
+    /// within a factor 2 of intensity at one level), rank (the previous
+    /// dsa: one level per distinct intensity) or srpt (shortest remaining
+    /// work first, on the card and in the switch's traffic classes).
     #[arg(long, default_value = "fifo")]
     policy: String,
     #[command(flatten)]
