@@ -855,3 +855,14 @@ fn lints_clean_with_documented_waivers() {
     let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_rec_pack").unwrap();
     assert!(rep.clean, "weft_rec_pack: {:#?}", rep.warnings);
 }
+
+/// The packer the witnesses and the emitter take passes rust-hdl's own
+/// check that every input of every child is driven (which the simulators
+/// do not need, but Verilog generation for a flow does); the block before
+/// `connect_all` does not.
+#[test]
+fn the_connected_packer_passes_rust_hdls_connection_check() {
+    use rust_hdl::core::check_error::check_all;
+    assert!(check_all(&RecPack::connected()).is_ok());
+    assert!(check_all(&RecPack::new()).is_err());
+}
