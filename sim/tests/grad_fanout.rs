@@ -909,3 +909,17 @@ fn card_and_narrow_builds_lint_clean_with_documented_waivers() {
         assert!(rep.clean, "{module}: {:#?}", rep.warnings);
     }
 }
+
+/// The worker table powers on with every entry invalid (zero) in the
+/// emitted Verilog itself, for every tool: Icarus and yosys read an
+/// uninitialised memory as x, and an FPGA flow gives the BRAM this INIT.
+/// (rust-hdl's simulator and Verilator's `--x-initial 0` would read zero
+/// without it, so no simulation here shows its absence.)
+#[test]
+fn the_worker_table_powers_on_invalid_in_the_emitted_verilog() {
+    let v = weft_hdl::emit::verilog_of(&GradFanout::<2>::connected(), "weft_grad_fanout_b2");
+    let inits = v.lines().filter(|l| l.contains("] = 98'h0;")).count();
+    // The model's table size, not the RTL's constant (the spec, not the
+    // thing under test).
+    assert_eq!(inits, TABLE_ENTRIES, "{}", &v[..v.len().min(2000)]);
+}
