@@ -175,3 +175,21 @@ where
     }
     Ok(runs)
 }
+
+/// rust-hdl's own check (`check_all`: every input of every child driven,
+/// no signal driven twice) on a block as its `connected()` constructor
+/// gives it, and on the bare `new()` block, which must fail it. The
+/// simulators do not need `connect_all`, Verilog generation for a flow
+/// does, so without this no witness would notice a constructor that
+/// skipped it.
+pub fn check_connection(
+    connected: &dyn rust_hdl::core::block::Block,
+    bare: &dyn rust_hdl::core::block::Block,
+) -> Result<(), String> {
+    use rust_hdl::core::check_error::check_all;
+    check_all(connected).map_err(|e| format!("connected block fails check_all: {e:?}"))?;
+    if check_all(bare).is_ok() {
+        return Err("the unconnected block passes check_all: the check tests nothing".into());
+    }
+    Ok(())
+}

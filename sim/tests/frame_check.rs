@@ -563,3 +563,12 @@ fn card_build_lints_clean_with_documented_waivers() {
         assert!(rep.clean, "{module}: {:#?}", rep.warnings);
     }
 }
+
+/// rust-hdl's connection check passes on the block `connected()` gives and
+/// fails on the bare one (the simulators would not notice a missing
+/// `connect_all`; Verilog generation for a flow would).
+#[test]
+fn the_connected_block_passes_rust_hdls_connection_check() {
+    weft_sim::witness::check_connection(&FrameCheck::<9>::connected(), &FrameCheck::<9>::new())
+        .unwrap();
+}

@@ -525,3 +525,11 @@ fn framer_lints_clean() {
     let rep = weft_sim::verilator::lint_with_waivers(&v, "weft_framer").unwrap();
     assert!(rep.clean, "{:#?}", rep.warnings);
 }
+
+/// rust-hdl's connection check passes on the block `connected()` gives and
+/// fails on the bare one (the simulators would not notice a missing
+/// `connect_all`; Verilog generation for a flow would).
+#[test]
+fn the_connected_block_passes_rust_hdls_connection_check() {
+    weft_sim::witness::check_connection(&Framer::connected(), &Framer::new()).unwrap();
+}

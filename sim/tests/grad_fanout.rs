@@ -923,3 +923,12 @@ fn the_worker_table_powers_on_invalid_in_the_emitted_verilog() {
     // thing under test).
     assert_eq!(inits, TABLE_ENTRIES, "{}", &v[..v.len().min(2000)]);
 }
+
+/// rust-hdl's connection check passes on the block `connected()` gives and
+/// fails on the bare one (the simulators would not notice a missing
+/// `connect_all`; Verilog generation for a flow would).
+#[test]
+fn the_connected_block_passes_rust_hdls_connection_check() {
+    weft_sim::witness::check_connection(&GradFanout::<5>::connected(), &GradFanout::<5>::new())
+        .unwrap();
+}
