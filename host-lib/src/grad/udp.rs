@@ -173,6 +173,11 @@ pub struct WorkerOptions {
     pub max_tries: u32,
     /// Give up when the fallback does not answer for this long.
     pub timeout: Duration,
+    /// Traffic class of the worker's packets (0..=7, DSCP CS`class`): the
+    /// strict-priority queue a switch in front of the card serves them
+    /// from, as `srpt` ranks jobs (`weft_fw::grad::Policy::traffic_classes`).
+    /// 0 by default, the best-effort class.
+    pub class: u8,
 }
 
 impl WorkerOptions {
@@ -193,6 +198,7 @@ impl WorkerOptions {
             max_rto: Duration::from_secs(1),
             max_tries: 200,
             timeout: Duration::from_secs(60),
+            class: 0,
         }
     }
 }
@@ -314,6 +320,8 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
     let (mac, ip) = my_mac(opts.bind, opts.card)?;
     let sock = udp::bind(SocketAddr::new(ip.into(), opts.bind.port()))
         .map_err(|e| io(format!("udp {ip}"), e))?;
+    udp::set_traffic_class(&sock, opts.class)
+        .map_err(|e| GradError::Options(format!("traffic class {}: {e}", opts.class)))?;
     let port = sock.local_addr().map_err(|e| io("udp", e))?.port();
     let mut buf = vec![0u8; 65536];
 

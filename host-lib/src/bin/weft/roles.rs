@@ -366,6 +366,11 @@ pub struct WorkerArgs {
     /// Give up after this many seconds without progress.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
+    /// Traffic class of this worker's packets, 0..=7 (DSCP CS0..CS7): the
+    /// strict-priority queue a switch in front of the card serves them
+    /// from (srpt's classes; the job nearest its end highest).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=7))]
+    class: u8,
     /// Statistics as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -427,6 +432,7 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
     o.iterations = a.iterations;
     o.seed = a.seed;
     o.timeout = seconds("timeout", a.timeout)?;
+    o.class = a.class;
     let st = worker(&o)?;
     if a.json {
         return print_json(&st);
