@@ -17,6 +17,12 @@ pub struct OpenOptions<'a> {
     pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
     /// Record a VCD waveform of a simulated card here.
     pub waves: Option<std::path::PathBuf>,
+    /// The job is short (well under a million cycles): a Verilated card
+    /// then uses the optimised model only when it is built already, and
+    /// otherwise builds an unoptimised one, which compiles in a fraction of
+    /// the time and runs about five times slower
+    /// (`weft_sim::verilator::Optimisation::FastIfBuilt`).
+    pub short_run: bool,
 }
 
 /// An open weft card. Clones share the card (its registers and frame
@@ -169,7 +175,7 @@ impl Card {
 #[cfg(feature = "sim")]
 fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
     use weft_sim::device::SimKind;
-    use weft_sim::{SimDevice, SimulatorOptions};
+    use weft_sim::SimDevice;
     let kind = match choice {
         SimChoice::Auto if weft_sim::verilator::toolchain().is_ok() => SimKind::Verilator,
         SimChoice::Auto => {
@@ -181,17 +187,29 @@ fn open_sim(choice: SimChoice, opts: &OpenOptions) -> Result<Card> {
         SimChoice::Model => SimKind::Model,
         SimChoice::Qdma => return open_sim_qdma(opts),
     };
-    let eo = SimulatorOptions {
-        waves: opts.waves.clone(),
-        progress: opts.progress,
-        ..SimulatorOptions::default()
-    };
+    let eo = sim_options(opts);
     let dev = Arc::new(SimDevice::open(kind, &eo)?);
     Ok(Card {
         spec: DeviceSpec::Sim(choice),
         regs: dev.clone(),
         frames: Some(dev),
     })
+}
+
+/// The simulator options a card opened with `opts` gets.
+#[cfg(feature = "sim")]
+fn sim_options<'a>(opts: &OpenOptions<'a>) -> weft_sim::SimulatorOptions<'a> {
+    use weft_sim::verilator::Optimisation;
+    weft_sim::SimulatorOptions {
+        waves: opts.waves.clone(),
+        progress: opts.progress,
+        optimisation: if opts.short_run {
+            Optimisation::FastIfBuilt
+        } else {
+            Optimisation::Fast
+        },
+        ..weft_sim::SimulatorOptions::default()
+    }
 }
 
 /// `sim:qdma`: the top behind the behavioural QDMA model, brought up and
@@ -201,18 +219,14 @@ fn open_sim_qdma(opts: &OpenOptions) -> Result<Card> {
     use weft_driver::qdma::{Qdma, QdmaCard, QdmaConfig};
     use weft_sim::device::SimKind;
     use weft_sim::qdma::{ModelOptions, QdmaModel};
-    use weft_sim::{SimDevice, SimulatorOptions};
+    use weft_sim::SimDevice;
     let kind = if weft_sim::verilator::toolchain().is_ok() {
         SimKind::Verilator
     } else {
         note_no_verilator();
         SimKind::RustHdl
     };
-    let eo = SimulatorOptions {
-        waves: opts.waves.clone(),
-        progress: opts.progress,
-        ..SimulatorOptions::default()
-    };
+    let eo = sim_options(opts);
     let model = Arc::new(QdmaModel::new(
         SimDevice::open(kind, &eo)?,
         ModelOptions::default(),

@@ -54,6 +54,9 @@ pub struct SimulatorOptions<'a> {
     /// Time the Verilated model's calls and the packing of its ports
     /// ([`Dut::profile`]); costs a few percent.
     pub profile: bool,
+    /// How Verilator's model is compiled (optimised by default; a short
+    /// run asks for [`verilator::Optimisation::FastIfBuilt`]).
+    pub optimisation: verilator::Optimisation,
 }
 
 /// A boxed DUT.
@@ -92,6 +95,7 @@ where
                     trace: trace || opts.waves.is_some(),
                     cache_dir: opts.cache_dir.clone(),
                     progress: opts.progress.map(|p| p as &dyn Fn(&str)),
+                    optimisation: opts.optimisation,
                 };
                 Some(vl::build::<B::In, B::Out, B>(
                     &make, module, opts.shape, &bo,

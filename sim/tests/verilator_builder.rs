@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use weft_sim::verilator::{
     build, default_cache_dir_from, lint, toolchain, BuildOptions, Dir, Library, Model, ModelSource,
-    PortSpec, VerilatorError,
+    Optimisation, PortSpec, VerilatorError,
 };
 
 /// Whether the tests can run; panics when Verilator is required but absent.
@@ -205,6 +205,7 @@ fn opts(cache: &Path, trace: bool) -> BuildOptions<'static> {
         trace,
         cache_dir: Some(cache.to_path_buf()),
         progress: None,
+        optimisation: Optimisation::Fast,
     }
 }
 
@@ -219,6 +220,7 @@ fn build_logged(
         trace,
         cache_dir: Some(cache.to_path_buf()),
         progress: Some(&record),
+        optimisation: Optimisation::Fast,
     };
     let r = build(src, &o);
     (r, stages.into_inner().unwrap())
@@ -357,6 +359,53 @@ fn counter_builds_caches_and_runs() {
         Model::new(&lib, Some(&vcd)),
         Err(VerilatorError::Trace(_))
     ));
+}
+
+/// A short run's model: `FastIfBuilt` builds the unoptimised model while
+/// there is no optimised one (a model of its own in the cache, stepping as
+/// the reference does), and takes the optimised one once it is built.
+#[test]
+fn short_runs_take_the_quick_model_until_the_fast_one_is_built() {
+    if !have_verilator() {
+        return;
+    }
+    let cache = TempDir::new("quick");
+    let src = counter_source();
+    let at = |o: Optimisation| {
+        let b = BuildOptions {
+            optimisation: o,
+            ..opts(cache.path(), false)
+        };
+        build(&src, &b).unwrap_or_else(|e| panic!("{o:?}: {e}"))
+    };
+    let quick = at(Optimisation::FastIfBuilt);
+    assert!(!quick.cache_hit());
+    assert_eq!(at(Optimisation::Quick).path(), quick.path());
+    let fast = at(Optimisation::Fast);
+    assert!(
+        !fast.cache_hit(),
+        "the optimised model is a build of its own"
+    );
+    assert_ne!(fast.path(), quick.path());
+    let again = at(Optimisation::FastIfBuilt);
+    assert!(again.cache_hit());
+    assert_eq!(again.path(), fast.path());
+    // Both step as the reference does.
+    for lib in [&quick, &fast] {
+        let mut m = Model::new(lib, None).unwrap();
+        let mut r = RefCounter::new();
+        let mut rng = Rng(7);
+        let mut out = [0u32; 6];
+        for cycle in 0..500 {
+            let en = rng.next() & 1 != 0;
+            let add = rng.next() & ((1 << 33) - 1);
+            m.eval(&pack(en as u32, add, 0), &mut out);
+            m.tick();
+            r.tick(en, add);
+            m.eval(&pack(0, 0, 0), &mut out);
+            assert_eq!(out, r.outputs(0), "{}: cycle {cycle}", lib.path().display());
+        }
+    }
 }
 
 #[test]

@@ -142,7 +142,7 @@ pub fn run(cmd: AvmCmd) -> Result<()> {
                     "give one of --quota, --reserve, --weight, --priority, --reclaim, --grant"
                 ),
             };
-            let opened = open_job_card(&a.card)?;
+            let opened = open_job_card(&a.card, false)?;
             let mut pool = Pool::on_card(&opened.card)?;
             let outcome = pool.act(&a.consumer, act)?;
             let snap = pool.observe()?;
@@ -167,7 +167,7 @@ pub fn run(cmd: AvmCmd) -> Result<()> {
 }
 
 fn observe(a: ObserveArgs) -> Result<()> {
-    let opened = open_job_card(&a.card)?;
+    let opened = open_job_card(&a.card, false)?;
     if let (Some(program), Some(trace)) = (&a.program, &a.trace) {
         let p = weft::memops::parse(
             &std::fs::read_to_string(program)

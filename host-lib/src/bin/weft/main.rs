@@ -163,6 +163,11 @@ impl Opened {
 
 /// Open `device` (a spinner shows Verilator's build stages).
 fn open_card(device: &DeviceSpec) -> Result<Card> {
+    open_card_for(device, false)
+}
+
+/// [`open_card`] for a job that is `short` (see `OpenOptions::short_run`).
+fn open_card_for(device: &DeviceSpec, short: bool) -> Result<Card> {
     let pb = spinner();
     pb.set_message(format!("opening {device}"));
     let progress = |stage: &str| pb.set_message(format!("Verilator: {stage}"));
@@ -171,6 +176,7 @@ fn open_card(device: &DeviceSpec) -> Result<Card> {
         &OpenOptions {
             progress: Some(&progress),
             waves: None,
+            short_run: short,
         },
     )
     .with_context(|| format!("opening {device}"));
@@ -178,9 +184,10 @@ fn open_card(device: &DeviceSpec) -> Result<Card> {
     card
 }
 
-/// Open the card of a job command.
-fn open_job_card(a: &JobCard) -> Result<Opened> {
-    let card = open_card(&a.device.device)?;
+/// Open the card of a job command; a `short` job takes an unoptimised
+/// Verilated card rather than wait for an optimised build.
+fn open_job_card(a: &JobCard, short: bool) -> Result<Opened> {
+    let card = open_card_for(&a.device.device, short)?;
     match &a.pcap {
         None => Ok(Opened { card, tap: None }),
         Some(p) => {

@@ -187,7 +187,7 @@ fn memops_run(
     let text =
         std::fs::read_to_string(trace).with_context(|| format!("reading {}", trace.display()))?;
     let reqs = weft::memops::parse_trace(&text).with_context(|| trace.display().to_string())?;
-    let opened = open_job_card(card)?;
+    let opened = open_job_card(card, false)?;
     let pb = spinner();
     pb.set_message(format!("{} requests on {}", reqs.len(), opened.card.name()));
     let rep = weft::memops::run(&opened.card, &p, &reqs);

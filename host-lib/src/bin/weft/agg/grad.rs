@@ -57,7 +57,7 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
         seed: a.seed,
     };
     opts.validate()?;
-    let opened = open_job_card(&a.card)?;
+    let opened = open_job_card(&a.card, false)?;
     let device = opened.card.name();
     let pb = spinner();
     pb.set_message(format!(
