@@ -3,7 +3,7 @@
 # cargo-mutants: does each block's witness test catch bugs planted in it?
 #
 #   scripts/mutants.sh [--sample N] [--seed S] [--verilator] [--here]
-#                      [--out DIR] [--report] BLOCK...
+#                      [--out DIR] [--timeout S] [--report] BLOCK...
 #   scripts/mutants.sh --list          # the blocks and their mutant counts
 #   scripts/mutants.sh --smoke         # a handful of csr mutants (CI)
 #
@@ -16,6 +16,9 @@
 # it can only catch more, and the score is a lower bound (each mutant then
 # costs one incremental build, about 40 s on 2 cores, instead of a
 # Verilator build too).
+#
+# --timeout S cuts a mutant's test off after S seconds (default: five times
+# the unmutated test's run, plus 30 s).
 #
 # --sample N tests about N mutants of each block, every k-th of its list
 # (cargo-mutants' round-robin shards, offset by --seed), so a block fits
@@ -48,7 +51,7 @@ declare -A FILES=(
 )
 ORDER=(csr kv_agg grad_agg memops avm cdc steer framer frame_check rec_pack net_regs grad_fanout memops_port top firmware)
 
-sample=0 seed=0 verilator=0 here=0 report=0 smoke=0 list=0
+sample=0 seed=0 verilator=0 here=0 report=0 smoke=0 list=0 fixed_timeout=0
 out=${WEFT_MUTANTS_DIR:-/tmp/weft-mutants}
 blocks=()
 while (($#)); do
@@ -58,6 +61,7 @@ while (($#)); do
     --verilator) verilator=1; shift ;;
     --here) here=1; shift ;;
     --out) out=$2; shift 2 ;;
+    --timeout) fixed_timeout=$2; shift 2 ;;
     --report) report=1; shift ;;
     --smoke) smoke=1; shift ;;
     --list) list=1; shift ;;
@@ -68,7 +72,8 @@ while (($#)); do
         blocks+=("$1"); shift ;;
     esac
 done
-[[ $sample =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ ]] || { echo "mutants: --sample and --seed take numbers" >&2; exit 2; }
+[[ $sample =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $fixed_timeout =~ ^[0-9]+$ ]] ||
+    { echo "mutants: --sample, --seed and --timeout take numbers" >&2; exit 2; }
 
 if ! cargo mutants --version >/dev/null 2>&1; then
     echo "mutants: installing cargo-mutants"
@@ -147,6 +152,7 @@ for b in "${blocks[@]}"; do
     # is cut off at five times the unmutated run, not cargo-mutants'
     # fixed default: a hang then costs a minute, not five.
     timeout=$((5 * ($(date +%s) - t0) + 30))
+    ((fixed_timeout)) && timeout=$fixed_timeout
     # cargo-mutants exits 2 when mutants are missed, 3 on timeouts: both are
     # results, read from outcomes.json below.
     (cd "$tree" && env "${env_args[@]}" cargo mutants --in-place --no-shuffle "${fa[@]}" \
@@ -157,6 +163,7 @@ for b in "${blocks[@]}"; do
     cmd=scripts/mutants.sh
     ((sample)) && cmd+=" --sample $sample"
     ((seed)) && cmd+=" --seed $seed"
+    ((fixed_timeout)) && cmd+=" --timeout $fixed_timeout"
     ((verilator)) && cmd+=" --verilator"
     cmd+=" --report $b"
     python3 "$root/scripts/mutants_report.py" "$dir/mutants.out/outcomes.json" "$b" "$n" "$took" \
