@@ -13,20 +13,34 @@ const RCVBUF: libc::c_int = 8 << 20;
 /// Bind a UDP socket at `addr` with a large receive buffer.
 pub fn bind(addr: SocketAddr) -> std::io::Result<UdpSocket> {
     let s = UdpSocket::bind(addr)?;
-    let v = RCVBUF;
+    // A smaller buffer than asked is not an error (the kernel caps it at
+    // net.core.rmem_max), and neither is a refusal: the role still works.
+    let _ = set_int_option(&s, libc::SOL_SOCKET, libc::SO_RCVBUF, RCVBUF);
+    Ok(s)
+}
+
+/// setsockopt of an `int` option.
+fn set_int_option(
+    s: &UdpSocket,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> std::io::Result<()> {
     // SAFETY: setsockopt on a socket this process owns, with a pointer to a
-    // live c_int and its size. A smaller buffer than asked is not an error
-    // (the kernel caps it at net.core.rmem_max).
-    unsafe {
+    // live c_int and its size.
+    let r = unsafe {
         libc::setsockopt(
             s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
+            level,
+            name,
             &v as *const libc::c_int as *const libc::c_void,
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    Ok(s)
+    Ok(())
 }
 
 /// Mark every datagram `s` sends with traffic class `class` (0..=7): the
@@ -40,22 +54,12 @@ pub fn set_traffic_class(s: &UdpSocket, class: u8) -> std::io::Result<()> {
             format!("traffic class {class}: 0..=7"),
         ));
     }
-    let v: libc::c_int = (class as libc::c_int) << 5;
-    // SAFETY: setsockopt on a socket this process owns, with a pointer to a
-    // live c_int and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_TOS,
-            &v as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    set_int_option(
+        s,
+        libc::IPPROTO_IP,
+        libc::IP_TOS,
+        (class as libc::c_int) << 5,
+    )
 }
 
 /// The traffic class `s` marks its datagrams with (see
