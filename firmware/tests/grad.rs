@@ -98,6 +98,32 @@ proptest! {
     }
 
     #[test]
+    fn traffic_classes_keep_any_priorities_order(j in jobs(), p in prop::array::uniform16(any::<u8>())) {
+        // Any levels (register values, out of range ones too, all 16 jobs
+        // active or not): classes 1..=7 for active jobs, 0 for the others,
+        // in the levels' order, the highest level in class 7.
+        let p = Priorities(p);
+        let c = traffic_classes(&j, &p);
+        let level = |k: usize| p.get(k).min(PRIO_MAX);
+        let top = (0..JOBS).filter(|&k| j[k].active).map(level).max();
+        for a in 0..JOBS {
+            if !j[a].active {
+                prop_assert_eq!(c[a], 0);
+                continue;
+            }
+            prop_assert!((1..=7).contains(&c[a]));
+            if Some(level(a)) == top {
+                prop_assert_eq!(c[a], 7);
+            }
+            for b in (0..JOBS).filter(|&b| j[b].active) {
+                if level(a) > level(b) {
+                    prop_assert!(c[a] >= c[b]);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn priorities_fit_the_register_and_are_deterministic(
         p in policy(), j in jobs(), o in observed()
     ) {
@@ -431,4 +457,31 @@ fn srpt_incumbent_holds_within_the_margin() {
     // Past the margin job 1 takes the top.
     set(&mut j, 1000, 1000 * den / (den + num) - 1);
     assert_eq!(srpt(&j, &top0, SRPT_HYSTERESIS).0[..2], [0, 1]);
+}
+
+/// Sixteen active jobs, one per level 0..=15: the top seven levels get
+/// classes 7 down to 1, and the nine lowest share class 1.
+#[test]
+fn traffic_classes_of_sixteen_levels() {
+    let mut j = [JobProfile::default(); JOBS];
+    let mut p = [0u8; JOBS];
+    for k in 0..JOBS {
+        j[k] = JobProfile {
+            active: true,
+            remaining_bytes: k as u64,
+            ..JobProfile::default()
+        };
+        p[k] = k as u8;
+    }
+    let c = traffic_classes(&j, &Priorities(p));
+    let want: Vec<u8> = (0..JOBS as u8)
+        .map(|l| 7u8.saturating_sub(15 - l).max(1))
+        .collect();
+    assert_eq!(c.to_vec(), want);
+    assert_eq!(c[15], 7);
+    assert_eq!(c[9], 1);
+    assert_eq!(c[0], 1);
+    // The policy gives 16 jobs the same levels, least remaining work on top.
+    let s = Policy::Srpt(fifo()).priorities(&j, None);
+    assert_eq!(s.0, core::array::from_fn(|k| 15 - k as u8));
 }
