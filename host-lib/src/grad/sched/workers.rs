@@ -86,16 +86,11 @@ impl Run<'_> {
     /// The highest traffic class with a packet to send, when the running
     /// jobs are not all in one class (`None`: every worker may send).
     fn top_class(&self) -> Option<u8> {
-        let mut running = self.jobs.iter().enumerate();
-        let first = running
-            .find(|(_, job)| job.state == State::Running)
-            .map(|(j, _)| self.classes[j])?;
-        if self
-            .jobs
-            .iter()
-            .enumerate()
-            .all(|(j, job)| job.state != State::Running || self.classes[j] == first)
-        {
+        let mut running = (0..self.jobs.len())
+            .filter(|&j| self.jobs[j].state == State::Running)
+            .map(|j| self.classes[j]);
+        let first = running.next()?;
+        if running.all(|c| c == first) {
             return None;
         }
         self.flat
