@@ -306,10 +306,22 @@ fn contended() -> JobsFile {
 }
 
 fn run_on(device: &DeviceSpec, file: &JobsFile, policy: PriorityPolicy, loss: f64) -> RunReport {
+    run_net(device, file, policy, [loss, 0.0, 0.0])
+}
+
+/// A run on a network with `[loss, dup, reorder]`.
+fn run_net(
+    device: &DeviceSpec,
+    file: &JobsFile,
+    policy: PriorityPolicy,
+    net: [f64; 3],
+) -> RunReport {
     let card = open(device);
     let opts = RunOptions {
         policy,
-        loss,
+        loss: net[0],
+        dup: net[1],
+        reorder: net[2],
         seed: 7,
     };
     grad::run(&card, file, &Seeded(7), &opts).unwrap()
@@ -338,9 +350,12 @@ fn accounting(file: &JobsFile, r: &RunReport) {
         c.preempted,
         r.jobs.iter().map(|j| j.preempted).sum::<u64>() + r.stale_evictions
     );
-    // Every packet the network delivered reached the engine once.
-    let delivered: u64 = r.jobs.iter().map(|j| j.packets - j.lost).sum();
-    assert_eq!(c.packets, delivered);
+    // Every packet the network delivered reached the engine once: each
+    // that got through, a duplicate twice, except those still held back in
+    // the network when the last job finished.
+    let through: u64 = r.jobs.iter().map(|j| j.packets - j.lost).sum();
+    assert_eq!(c.packets, through + r.duplicated - r.undelivered);
+    assert!(r.undelivered <= r.reordered + r.duplicated);
     assert_eq!(c.malformed, 0);
     for (j, s) in r.jobs.iter().zip(&file.jobs) {
         assert_eq!(j.jct, j.finish - s.arrival);
@@ -353,7 +368,8 @@ fn accounting(file: &JobsFile, r: &RunReport) {
 #[test]
 fn every_policy_is_exact_and_its_chunks_add_up() {
     let file = contended();
-    for loss in [0.0, 0.1] {
+    for net in [[0.0; 3], [0.1, 0.0, 0.0], [0.1; 3]] {
+        let loss = net[0];
         for policy in [
             PriorityPolicy::Fifo,
             PriorityPolicy::Static,
@@ -361,8 +377,11 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
             PriorityPolicy::Rank,
             PriorityPolicy::Srpt,
         ] {
-            let r = run_on(&MODEL, &file, policy, loss);
+            let r = run_net(&MODEL, &file, policy, net);
             accounting(&file, &r);
+            if net[1] > 0.0 {
+                assert!(r.duplicated > 0 && r.reordered > 0, "{policy}");
+            }
             if policy == PriorityPolicy::Fifo {
                 // Equal priorities never preempt (the card's count holds
                 // only evicted stale claims, and none without loss).

@@ -18,8 +18,8 @@ fn run(file: &JobsFile, policy: PriorityPolicy, seed: u64) -> RunReport {
     let card = Card::open_with(MODEL, &Default::default()).unwrap();
     let opts = RunOptions {
         policy,
-        loss: 0.0,
         seed,
+        ..RunOptions::default()
     };
     let r = grad::run(&card, file, &Seeded(seed), &opts).unwrap();
     assert!(r.exact, "{policy}, seed {seed}: {:?}", r.first_difference);

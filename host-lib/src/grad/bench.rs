@@ -227,8 +227,8 @@ pub fn bench(
             let card = open()?;
             let opts = RunOptions {
                 policy,
-                loss: 0.0,
                 seed,
+                ..RunOptions::default()
             };
             let rep = run(&card, file, &Seeded(seed), &opts)?;
             if let Some(d) = &rep.first_difference {
@@ -295,7 +295,8 @@ pub struct LossPoint {
 }
 
 /// The gradient side of `weft bench goodput`: `file` under `policy` at
-/// 0, 1% and 5% DATA loss for each of `seeds`, each run on a fresh card;
+/// 0, 1% and 5% DATA loss, duplication and reordering (each at that rate,
+/// as the key-value side) for each of `seeds`, each run on a fresh card;
 /// the mean average JCT against the lossless one. Fails when a sum is not
 /// exact.
 pub fn loss(
@@ -315,6 +316,8 @@ pub fn loss(
             let opts = RunOptions {
                 policy,
                 loss: p,
+                dup: p,
+                reorder: p,
                 seed,
             };
             let rep = run(&card, file, &Seeded(seed), &opts)?;

@@ -224,6 +224,7 @@ impl GradJob {
             policy: PriorityPolicy::Fifo,
             loss: opts.loss,
             seed: opts.seed,
+            ..RunOptions::default()
         };
         let (report, mut sums) = run_collect(&card, &file, &Given(&tensors), &ropts, true)?;
         if let Some(d) = &report.first_difference {

@@ -49,7 +49,9 @@ pub use card::GradSession;
 pub use host::HostModel;
 pub use job::{GradJob, JobOptions, Summed};
 pub use jobs::{parse, JobSpec, JobsFile};
-pub use report::{CardCounters, JobReport, PriorityPolicy, RunOptions, RunReport, Seeded, Values};
+pub use report::{
+    CardCounters, JobReport, PriorityPolicy, RunOptions, RunReport, Seeded, Values, REORDER_DELAY,
+};
 pub use sched::run;
 
 use weft_model::grad_agg::host::MergeError;

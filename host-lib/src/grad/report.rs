@@ -62,6 +62,10 @@ impl std::fmt::Display for PriorityPolicy {
     }
 }
 
+/// The longest a reordered DATA packet is held back, in cycles: the
+/// network model's (`weft_model::net::NetConfig::IDEAL`), 8 us at 250 MHz.
+pub const REORDER_DELAY: u64 = weft_model::net::NetConfig::IDEAL.reorder_delay;
+
 /// How a run goes.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -69,6 +73,13 @@ pub struct RunOptions {
     pub policy: PriorityPolicy,
     /// Probability the network drops a worker's DATA packet.
     pub loss: f64,
+    /// Probability that a DATA packet which got through arrives twice (the
+    /// copy right behind it).
+    pub dup: f64,
+    /// Probability that a DATA packet is held back in the network for a
+    /// uniform 1 to [`REORDER_DELAY`] cycles, so packets sent after it
+    /// overtake it.
+    pub reorder: f64,
     /// Seed of the workers' compute jitter, the losses and the timeouts'
     /// randomisation (the values are seeded apart: [`Seeded`]).
     pub seed: u64,
@@ -79,6 +90,8 @@ impl Default for RunOptions {
         Self {
             policy: PriorityPolicy::Fifo,
             loss: 0.0,
+            dup: 0.0,
+            reorder: 0.0,
             seed: 1,
         }
     }
@@ -92,6 +105,13 @@ impl RunOptions {
                 "loss {} must be in 0..1 (a probability below 1)",
                 self.loss
             )));
+        }
+        for (name, p) in [("dup", self.dup), ("reorder", self.reorder)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(GradError::Options(format!(
+                    "{name} {p} must be in 0..=1 (a probability)"
+                )));
+            }
         }
         Ok(())
     }
@@ -228,6 +248,17 @@ pub struct RunReport {
     pub policy: PriorityPolicy,
     /// Network loss.
     pub loss: f64,
+    /// Network duplication.
+    pub dup: f64,
+    /// Network reordering.
+    pub reorder: f64,
+    /// DATA packets the network delivered twice.
+    pub duplicated: u64,
+    /// DATA packets the network held back (reordered).
+    pub reordered: u64,
+    /// DATA packets still in the network (held back, or a duplicate) when
+    /// the last job finished: they never reached the card.
+    pub undelivered: u64,
     /// Seed.
     pub seed: u64,
     /// Chunks in flight per worker.

@@ -38,8 +38,8 @@ pub enum BenchCmd {
     /// at 0, 1% and 5%, tuples per cycle per network seed, their mean, the
     /// ratio to the lossless mean and the target 0.9 (1 - p). Gradient:
     /// the shipped workload (examples/grad/jobs.toml) under fifo at 0, 1%
-    /// and 5% DATA loss, the average JCT per seed, the ratio to the
-    /// lossless mean and the bound 1.2 / (1 - p).
+    /// and 5% DATA loss, duplication and reordering each, the average JCT
+    /// per seed, the ratio to the lossless mean and the bound 1.2 / (1 - p).
     Goodput(BenchGoodputArgs),
     /// Simulation speed of the whole card: weft_top under sustained mixed
     /// traffic on both inputs (key-value, gradient, MemOps, other and
@@ -456,7 +456,7 @@ fn bench_goodput(a: BenchGoodputArgs) -> Result<()> {
         vec![]
     } else {
         pb.set_message(format!(
-            "gradient jobs at 0, 1% and 5% loss, {} seeds each",
+            "gradient jobs at 0, 1% and 5% loss, duplication and reordering, {} seeds each",
             a.seeds
         ));
         let device = a.card.device.clone();
@@ -517,7 +517,7 @@ fn print_kv_goodput(a: &BenchGoodputArgs, r: &[weft::bench::GoodputPoint]) {
 
 fn print_grad_goodput(a: &BenchGoodputArgs, g: &[weft::grad::bench::LossPoint]) {
     println!(
-        "gradient average JCT, examples/grad/jobs.toml under fifo, DATA loss p, on {}, seeds 1..={}:",
+        "gradient average JCT, examples/grad/jobs.toml under fifo, DATA loss, duplication and reordering p each, on {}, seeds 1..={}:",
         a.card.device, a.seeds
     );
     println!(

@@ -203,6 +203,16 @@ struct Run<'a> {
     /// Timeout jitter (apart from `rng`, so the timeouts do not move the
     /// compute jitter and losses).
     rto_rng: ChaCha8Rng,
+    /// The network's duplication and reordering (apart from `rng`, so
+    /// runs without them draw the same compute jitter and losses).
+    net_rng: ChaCha8Rng,
+    /// DATA packets in the network, due at the card's wire: (cycle, order
+    /// sent, packet). Duplicates and held-back packets wait here; the rest
+    /// go straight to the wire.
+    in_network: BinaryHeap<Reverse<(u64, u64, Vec<u8>)>>,
+    sent_order: u64,
+    duplicated: u64,
+    reordered: u64,
     jobs: Vec<Job>,
     /// (job, worker) in round-robin order.
     flat: Vec<(usize, usize)>,
@@ -351,6 +361,11 @@ pub(crate) fn run_collect(
         now: 0,
         rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x6772_6164),
         rto_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x7274_6f00),
+        net_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x6e65_7400),
+        in_network: BinaryHeap::new(),
+        sent_order: 0,
+        duplicated: 0,
+        reordered: 0,
         jobs,
         flat,
         rr: 0,
@@ -418,6 +433,11 @@ impl Run<'_> {
             // One frame waits behind the one streaming in, so the card's
             // input runs back to back (a frame is offered whole, and the
             // next would otherwise start a cycle after the last beat).
+            if !self.hold && self.card.queued() < 2 {
+                if let Some(p) = self.due_from_network() {
+                    self.card.deliver(p)?;
+                }
+            }
             if !self.hold && self.card.queued() < 2 {
                 // A lost packet costs the stream nothing: pick another.
                 for _ in 0..64 {
@@ -604,6 +624,9 @@ impl Run<'_> {
         if let Some(Reverse((d, ..))) = self.timers.peek() {
             at(*d);
         }
+        if let Some(Reverse((d, ..))) = self.in_network.peek() {
+            at(*d);
+        }
         if let Some(d) = self.next_rto {
             at(d);
         }
@@ -720,6 +743,11 @@ impl Run<'_> {
             chunk_values: cv,
             policy: self.opts.policy,
             loss: self.opts.loss,
+            dup: self.opts.dup,
+            reorder: self.opts.reorder,
+            duplicated: self.duplicated,
+            reordered: self.reordered,
+            undelivered: self.in_network.len() as u64,
             seed: self.opts.seed,
             window: self.window,
             average_jct: jobs.iter().map(|j| j.jct as f64).sum::<f64>() / jobs.len().max(1) as f64,

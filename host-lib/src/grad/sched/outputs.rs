@@ -171,14 +171,17 @@ impl Run<'_> {
         // completes with the last of these copies, and none is left to
         // arrive after. If that did not complete the chunk, a packet of a
         // worker it does not hold was lost too (their timers leave a chunk
-        // the host holds to the host): in the second round it asks every
-        // worker once, the others' copies marked as possibly late.
+        // the host holds to the host): from the second round on it asks
+        // every worker, the others' copies marked as possibly late. Asking
+        // them only once left a chunk whose copy was lost again to that
+        // worker's full timeout, with the job's window stalled behind it
+        // (at 5% loss, 1.79x the lossless average JCT against 1.24x).
         let again = *job
             .host_rounds
             .entry(c)
             .and_modify(|r| *r += 1)
             .or_insert(0)
-            == 1;
+            >= 1;
         for (w, wk) in job.workers.iter_mut().enumerate() {
             let held = have & (1 << w) != 0;
             if (held || again) && !wk.resend.iter().any(|&(x, _)| x == c) {

@@ -2,8 +2,10 @@
 //! and their timeouts.
 
 use super::super::jobs::MAX_CYCLES;
+use super::super::report::REORDER_DELAY;
 use super::{Run, State, MAX_BACKOFF};
 use rand::Rng;
+use std::cmp::Reverse;
 use weft_model::grad_agg::host::HostMerge;
 use weft_model::grad_agg::packet::{self, Header};
 
@@ -163,12 +165,19 @@ impl Run<'_> {
         // A copy sent then (the probe's, or RACK's) is a tail chunk too:
         // its own timeout is the probe's, doubled per copy, not the file's
         // conservative floor, which would stall the iteration for it.
-        if (copy.is_none() && c + 1 == job.chunks || copy.is_some() && wk.next == job.chunks)
-            && job.srtt > 0.0
-        {
+        // So does a copy sent while the worker's window is full: nothing it
+        // sends after could reveal the copy's loss to RACK either, and a
+        // copy lost again there used to wait out the file's floor, doubled
+        // per copy (1.6 M cycles after three), with the job's window
+        // stalled behind it. First sends keep the full timeout there: a
+        // leader whose window fills while a straggler still computes would
+        // otherwise probe chunks that are only waiting.
+        let tail = wk.next == job.chunks;
+        let stuck_copy = copy.is_some() && wk.next >= job.low + self.window;
+        if (tail || stuck_copy) && job.srtt > 0.0 {
             let pto = super::outputs::probe_timeout(&self.file.host, job.srtt, job.rttvar);
-            let upto = if copy.is_none() { c } else { wk.next - 1 };
-            for x in job.low..=upto {
+            let chunks = if tail { job.low..wk.next } else { c..c + 1 };
+            for x in chunks {
                 let k = (x % self.window) as usize;
                 let due = self.now + (pto << wk.tries[k]);
                 if !job.complete[x as usize]
@@ -210,7 +219,45 @@ impl Run<'_> {
             .collect();
         // A header of this geometry with a full chunk of values always
         // encodes.
-        packet::encode(self.geo, &h, &vals).ok()
+        let bytes = packet::encode(self.geo, &h, &vals).ok()?;
+        self.network(bytes)
+    }
+
+    /// The network between the workers and the card's wire port after the
+    /// loss: with `dup` a packet also arrives a second time, right behind
+    /// itself; with `reorder` it is held back 1 to [`REORDER_DELAY`]
+    /// cycles while later packets pass it. The packet to put on the wire
+    /// now, if any. Either kind may reach a slot after its chunk completed,
+    /// so it counts among the copies the flush clears up after.
+    fn network(&mut self, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        let dup = self.opts.dup > 0.0 && self.net_rng.gen_bool(self.opts.dup);
+        let held = self.opts.reorder > 0.0 && self.net_rng.gen_bool(self.opts.reorder);
+        if dup {
+            self.duplicated += 1;
+            self.suspects += 1;
+            self.put_in_network(self.now, bytes.clone());
+        }
+        if !held {
+            return Some(bytes);
+        }
+        self.reordered += 1;
+        self.suspects += 1;
+        let at = self.now + self.net_rng.gen_range(1..=REORDER_DELAY);
+        self.put_in_network(at, bytes);
+        None
+    }
+
+    fn put_in_network(&mut self, at: u64, bytes: Vec<u8>) {
+        self.sent_order += 1;
+        self.in_network.push(Reverse((at, self.sent_order, bytes)));
+    }
+
+    /// A packet the network delivers to the wire now, ahead of new ones.
+    pub(super) fn due_from_network(&mut self) -> Option<Vec<u8>> {
+        if self.in_network.peek()?.0 .0 > self.now {
+            return None;
+        }
+        self.in_network.pop().map(|Reverse((.., b))| b)
     }
 
     /// The host's acknowledgement reaches workers `bits` of chunk `c`.

@@ -28,6 +28,13 @@ pub struct AggGradArgs {
     /// chunks not complete after a timeout (the file's `timeout` at least).
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
+    /// Probability that a worker's packet that got through arrives twice.
+    #[arg(long, default_value_t = 0.0)]
+    dup: f64,
+    /// Probability that a worker's packet is held back in the network (up
+    /// to 2,000 cycles) while later ones pass it.
+    #[arg(long, default_value_t = 0.0)]
+    reorder: f64,
     /// Seed of the gradients, the workers' compute jitter and the losses.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -54,6 +61,8 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
     let opts = RunOptions {
         policy,
         loss: a.loss,
+        dup: a.dup,
+        reorder: a.reorder,
         seed: a.seed,
     };
     opts.validate()?;
