@@ -187,7 +187,7 @@
 #define WEFT_GRAD_PREEMPTED_HI 0x053Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_FALLBACKS_LO 0x0540u /* RO Packets forwarded unchanged to the host (slot held by a job of no lower priority) */
 #define WEFT_GRAD_FALLBACKS_HI 0x0544u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (a late copy, dropped) */
+#define WEFT_GRAD_DUPLICATES_LO 0x0548u /* RO Duplicates: the worker's bit was already set in the chunk's slot (not added; answered with a NACK to the workers missing from the slot), or the slot completed the chunk last (a late copy, dropped) */
 #define WEFT_GRAD_DUPLICATES_HI 0x054Cu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_GRAD_MALFORMED_LO 0x0550u /* RO Malformed packets, dropped whole */
 #define WEFT_GRAD_MALFORMED_HI 0x0554u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
@@ -329,9 +329,9 @@
 #define WEFT_NET_KV_ACKS_HI 0x07C4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_NET_KV_RECORD_FRAMES_LO 0x07C8u /* RO Key-value record frames sent to the collector */
 #define WEFT_NET_KV_RECORD_FRAMES_HI 0x07CCu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_NET_GRAD_COPIES_LO 0x07D0u /* RO Gradient RESULT frames sent to workers (one per worker and chunk) */
+#define WEFT_NET_GRAD_COPIES_LO 0x07D0u /* RO Gradient RESULT frames sent to workers (one per worker and chunk), NACK frames included (one per worker missing from the slot) */
 #define WEFT_NET_GRAD_COPIES_HI 0x07D4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
-#define WEFT_NET_GRAD_NO_WORKER_LO 0x07D8u /* RO Gradient RESULT copies not sent: the worker table entry is not valid */
+#define WEFT_NET_GRAD_NO_WORKER_LO 0x07D8u /* RO Gradient RESULT or NACK copies not sent: the worker table entry is not valid */
 #define WEFT_NET_GRAD_NO_WORKER_HI 0x07DCu /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */
 #define WEFT_NET_MEMOPS_REPLIES_LO 0x07E0u /* RO MemOps completion frames sent */
 #define WEFT_NET_MEMOPS_REPLIES_HI 0x07E4u /* RO Bits 63:32 of the counter, as latched by the last read of its LO word */

@@ -7,7 +7,8 @@
 //! - **header step** (t): check the header beat against `s_tuser_size`,
 //!   compute the slot (`(chunk + job) mod slots`) and read its bookkeeping
 //!   from the meta RAMs;
-//! - **decision** (t+1): duplicate, add, complete (leaving a done mark),
+//! - **decision** (t+1): duplicate (answered with a NACK), add, complete
+//!   (leaving a done mark),
 //!   late copy of the chunk a slot completed (dropped), single-worker
 //!   pass, claim, preempt (by job priority, or a stale claim by a newer
 //!   chunk of its own job) or fallback; write the bookkeeping
@@ -52,6 +53,9 @@ pub const F_RESULT: u64 = 2;
 pub const F_EVICT: u64 = 4;
 /// FALLBACK flag.
 pub const F_FALLBACK: u64 = 8;
+/// NACK flag (with RESULT): the chunk is incomplete; the bitmap names the
+/// workers whose contributions are in.
+pub const F_NACK: u64 = 16;
 /// `m_tuser` codes of the output packet kinds.
 pub const KIND_RESULT: u64 = 1;
 /// EVICT.
@@ -186,6 +190,7 @@ pub struct GradAgg<
     last3: Constant<Bits<3>>,
     w0_result: Constant<Bits<32>>,
     w0_evict: Constant<Bits<32>>,
+    w0_nack: Constant<Bits<32>>,
     fallback_flag: Constant<Bits<32>>,
     kind_result: Constant<Bits<2>>,
     kind_evict: Constant<Bits<2>>,
@@ -417,6 +422,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             last3: konst(4),
             w0_result: konst(VERSION | F_RESULT << 8 | chunk << 16),
             w0_evict: konst(VERSION | F_EVICT << 8 | chunk << 16),
+            w0_nack: konst(VERSION | (F_RESULT | F_NACK) << 8 | chunk << 16),
             fallback_flag: konst(F_FALLBACK << 8),
             kind_result: konst(KIND_RESULT),
             kind_evict: konst(KIND_EVICT),
@@ -750,6 +756,13 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         if self.fallback.val() {
             self.hdr_kind.next = self.kind_fallback.val();
         }
+        // A copy whose contribution is in: a NACK (a RESULT with the NACK
+        // flag) with the slot's count and bitmap, so the fan-out sends it
+        // to exactly the workers missing from the slot.
+        if self.dup.val() {
+            self.o_cnt.next = self.mcnt.val();
+            self.o_w0.next = self.w0_nack.val();
+        }
         self.w_job32.narrow.next = self.o_job.val();
         self.w_cnt32.narrow.next = self.o_cnt.val();
         self.w_wk32.narrow.next = self.o_wk.val();
@@ -758,6 +771,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             | (self.w_wk32.wide.val() << self.sh24.val());
         self.hdr_fwd.next = self.fallback.val();
         self.hdr_push.next = self.complete.val()
+            | self.dup.val()
             | self.single.val()
             | self.preempt.val()
             | self.fallback.val()
@@ -809,7 +823,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         if self.d_step.q.val() {
             self.pm_wval.d.next = self.claim.val() | self.preempt.val();
             self.pm_wsum.d.next = self.add.val();
-            self.pm_oval.d.next = self.single.val() | self.fallback.val();
+            self.pm_oval.d.next = self.single.val() | self.fallback.val() | self.dup.val();
             self.pm_oold.d.next = self.preempt.val() | self.fl_evict.val();
             self.pm_osum.d.next = self.complete.val();
             if self.hdr_push.val() {

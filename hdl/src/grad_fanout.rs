@@ -1,7 +1,8 @@
 //! Gradient fan-out: between `grad_agg`'s output and the framer, decides per
 //! packet how many copies go where. A RESULT goes once to every valid entry
 //! of its job's worker table (a 16 x 32 RAM the register block writes), in
-//! worker order; EVICT and FALLBACK go once to the host fallback address.
+//! worker order, except, for a NACK, the workers its bitmap has; EVICT and
+//! FALLBACK go once to the host fallback address.
 //! The first copy is cut through as the packet arrives, later copies replay
 //! the packet from a buffer of its `BEATS` beats.
 //!
@@ -85,6 +86,8 @@ pub struct GradFanout<const BEATS: usize> {
     job: DFF<Bits<4>>,
     wn: DFF<Bits<6>>,
     wk: DFF<Bits<6>>,
+    // A NACK's bitmap still to come, worker `wk` in bit 0 (0 otherwise).
+    mask: DFF<Bits<32>>,
     rx: DFF<Bits<4>>,
     tx: DFF<Bits<4>>,
     meta_mac: DFF<Bits<48>>,
@@ -98,6 +101,8 @@ pub struct GradFanout<const BEATS: usize> {
     ent_ok: Signal<Local, Bit>,
     cp: Signal<Local, Bit>,
     is_res: Signal<Local, Bit>,
+    hdr_mask: Signal<Local, Bits<32>>,
+    masked: Signal<Local, Bit>,
     w_hdr: Signal<Local, Bits<8>>,
     wn_hdr: Signal<Local, Bits<6>>,
     wk1: Signal<Local, Bits<6>>,
@@ -118,6 +123,7 @@ pub struct GradFanout<const BEATS: usize> {
     zero4: Constant<Bits<4>>,
     zero5: Constant<Bits<5>>,
     zero6: Constant<Bits<6>>,
+    zero32: Constant<Bits<32>>,
 }
 
 impl<const BEATS: usize> Default for GradFanout<BEATS> {
@@ -177,6 +183,7 @@ impl<const BEATS: usize> GradFanout<BEATS> {
             job: Default::default(),
             wn: Default::default(),
             wk: Default::default(),
+            mask: Default::default(),
             rx: Default::default(),
             tx: Default::default(),
             meta_mac: Default::default(),
@@ -190,6 +197,8 @@ impl<const BEATS: usize> GradFanout<BEATS> {
             ent_ok: Default::default(),
             cp: Default::default(),
             is_res: Default::default(),
+            hdr_mask: Default::default(),
+            masked: Default::default(),
             w_hdr: Default::default(),
             wn_hdr: Default::default(),
             wk1: Default::default(),
@@ -210,6 +219,7 @@ impl<const BEATS: usize> GradFanout<BEATS> {
             zero4: konst(0),
             zero5: konst(0),
             zero6: konst(0),
+            zero32: konst(0),
         }
     }
 
@@ -225,8 +235,8 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, act, look, hv, fin, res, kind, job, wn, wk, rx, tx, meta_mac, meta_ip,
-            meta_port, meta_host, evc, evs
+            self, clock, act, look, hv, fin, res, kind, job, wn, wk, mask, rx, tx, meta_mac,
+            meta_ip, meta_port, meta_host, evc, evs
         );
         for i in 0..BEATS {
             self.pkt[i].clock.next = self.clock.val();
@@ -242,6 +252,13 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
         self.wk1.next = self.wk.q.val() + self.one6.val();
         self.rx1.next = self.rx.q.val() + self.one4.val();
         self.is_res.next = self.s_tuser.val() == self.k_res.val();
+        // A RESULT with the NACK flag (header bit 12) skips the workers its
+        // bitmap (bits 127:96) has: their contributions are in.
+        self.hdr_mask.next = self.zero32.val();
+        if self.is_res.val() & self.s_tdata.val().get_bit(12) {
+            self.hdr_mask.next = self.s_tdata.val().get_bits::<32>(96);
+        }
+        self.masked.next = self.mask.q.val().get_bit(0);
         // Copies of a RESULT: header byte 7, at most 32.
         self.w_hdr.next = self.s_tdata.val().get_bits::<8>(56);
         self.wn_hdr.next = self.w_hdr.val().get_bits::<6>(0);
@@ -272,7 +289,8 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
         } else {
             self.s_tready.next = self.rx.q.val() < self.k_beats.val();
             self.in_fire.next = self.s_tvalid.val() & self.s_tready.val();
-            self.cp.next = self.hv.q.val() | (self.look.q.val() & self.ent_ok.val());
+            self.cp.next =
+                self.hv.q.val() | (self.look.q.val() & self.ent_ok.val() & !self.masked.val());
             self.h_dmac.next = self.meta_mac.q.val();
             self.h_dip.next = self.meta_ip.q.val();
             self.h_dport.next = self.meta_port.q.val();
@@ -330,6 +348,7 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
                 self.job.d.next = self.s_tdata.val().get_bits::<4>(32);
                 self.wn.d.next = self.wn_hdr.val();
                 self.wk.d.next = self.zero6.val();
+                self.mask.d.next = self.hdr_mask.val();
                 self.meta_mac.d.next = self.fb_mac.val();
                 self.meta_ip.d.next = self.fb_ip.val();
                 self.meta_port.d.next = self.fb_port.val();
@@ -340,7 +359,7 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
             }
         } else {
             if self.look.q.val() {
-                if self.ent_ok.val() {
+                if self.ent_ok.val() & !self.masked.val() {
                     self.meta_mac.d.next = self.ent.val().get_bits::<48>(0);
                     self.meta_ip.d.next = self.ent.val().get_bits::<32>(48);
                     self.meta_port.d.next = self.ent.val().get_bits::<16>(80);
@@ -348,8 +367,9 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
                     self.hv.d.next = true;
                     self.look.d.next = false;
                 } else {
-                    self.evs.d.next = true;
+                    self.evs.d.next = !self.ent_ok.val();
                     self.wk.d.next = self.wk1.val();
+                    self.mask.d.next = self.mask.q.val() >> 1;
                     if self.wk1.val() == self.wn.q.val() {
                         self.over.next = true;
                     }
@@ -361,6 +381,7 @@ impl<const BEATS: usize> Logic for GradFanout<BEATS> {
                 if self.res.q.val() & (self.wk1.val() != self.wn.q.val()) {
                     self.look.d.next = true;
                     self.wk.d.next = self.wk1.val();
+                    self.mask.d.next = self.mask.q.val() >> 1;
                 } else {
                     self.over.next = true;
                 }

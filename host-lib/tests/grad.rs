@@ -425,6 +425,39 @@ fn every_policy_is_exact_and_its_chunks_add_up() {
 
 /// Identities that hold by construction: one job alone has nobody to
 /// preempt, so dsa runs exactly as fifo; static with no priorities is fifo.
+/// A lost packet's chunk waits in its slot; the copy that meets it brings
+/// back the card's NACK, through the fan-out to the missing workers only,
+/// and they complete it. On the model and on the Verilated top alike.
+#[test]
+fn nacks_reach_the_missing_workers_on_every_card() {
+    let file = contended();
+    let mut specs = vec![MODEL];
+    if weft_sim::simulator::verilator_usable() {
+        specs.push(DeviceSpec::Sim(SimChoice::Verilator));
+    }
+    for spec in &specs {
+        let r = run_net(spec, &file, PriorityPolicy::Fifo, [0.1, 0.05, 0.05]);
+        accounting(&file, &r);
+        assert!(r.nacks > 0, "{}: no NACK", r.card);
+        // One NACK per duplicate that met its chunk in progress; late
+        // copies (done marks) get none.
+        assert!(r.nacks <= r.counters.duplicates, "{}", r.card);
+        let copies: u64 = r.jobs.iter().map(|j| j.retransmissions).sum();
+        let lost: u64 = r.jobs.iter().map(|j| j.lost).sum();
+        let workers = file
+            .jobs
+            .iter()
+            .map(|j| j.workers as u64)
+            .min()
+            .unwrap_or(1);
+        assert!(
+            copies < lost * workers,
+            "{}: {copies} copies for {lost} losses: not every worker should copy",
+            r.card
+        );
+    }
+}
+
 #[test]
 fn policies_coincide_where_they_must() {
     let mut one = small();

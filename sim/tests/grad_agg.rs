@@ -449,6 +449,18 @@ where
         c[counter::FALLBACKS] >= 16 && c[counter::DUPLICATES] >= 16,
         "{c:?}"
     );
+    // Every duplicate of a chunk in progress is answered with a NACK (a
+    // RESULT with the NACK flag naming who is in); late copies are not.
+    let nacks = d
+        .outcome
+        .packets
+        .iter()
+        .filter(|p| Header::decode(&p.bytes).and_then(|h| h.kind()) == Some(Kind::Nack))
+        .count() as u64;
+    assert!(
+        nacks >= 16 && nacks <= c[counter::DUPLICATES],
+        "{nacks} NACKs, {c:?}"
+    );
     assert!(
         out_per_in > 0.6,
         "most packets produce output: {out_per_in}"

@@ -63,6 +63,8 @@ struct Pkt {
     kind: u8,
     job: u16,
     workers: u8,
+    /// Workers a NACK skips (its bitmap; 0 for anything else).
+    mask: u32,
     beats: Vec<Beat>,
 }
 
@@ -123,13 +125,17 @@ fn packet(rng: &mut ChaCha8Rng, beats: usize, jobs: &[u16]) -> Pkt {
         5..=7 => rng.gen_range(5..=16),
         _ => rng.gen_range(17..=40),
     };
+    // A third of the packets carry the NACK flag: a RESULT's then skips
+    // the workers its bitmap names; on any other kind it means nothing.
+    let nack = if rng.gen_bool(0.3) { flags::NACK } else { 0 };
     let h = Header {
         version: 1,
-        flags: match kind {
-            KIND_RESULT => flags::RESULT,
-            KIND_EVICT => flags::EVICT,
-            _ => flags::DATA | flags::FALLBACK,
-        },
+        flags: nack
+            | match kind {
+                KIND_RESULT => flags::RESULT,
+                KIND_EVICT => flags::EVICT,
+                _ => flags::DATA | flags::FALLBACK,
+            },
         count: 16 * (beats as u16 - 1),
         job,
         worker: rng.gen(),
@@ -145,6 +151,11 @@ fn packet(rng: &mut ChaCha8Rng, beats: usize, jobs: &[u16]) -> Pkt {
         kind,
         job,
         workers,
+        mask: if kind == KIND_RESULT && nack != 0 {
+            h.bitmap
+        } else {
+            0
+        },
         beats: b,
     }
 }
@@ -476,12 +487,15 @@ fn check_run(d: &FanoutDriver) -> Result<(), String> {
             let mut look = h;
             for w in 0..copies_of(pkt.workers) {
                 let e = d.entry_at(entry_addr(pkt.job, w), look);
-                if e.valid {
+                let masked = pkt.mask >> w & 1 != 0;
+                if e.valid && !masked {
                     let done = expect(Dest::of(&e.to), look + 1)?;
                     want_copy_ev.push(done + 1);
                     look = done;
                 } else {
-                    want_skip_ev.push(look + 2);
+                    if !e.valid {
+                        want_skip_ev.push(look + 2);
+                    }
                     look += 1;
                 }
             }
@@ -695,7 +709,7 @@ fn a_write_counts_for_lookups_after_it() {
             ..random_entry(&mut rng, 1.0)
         };
         let st = Stim {
-            pkts: vec![result_of(packet(&mut rng, 5, &[3]), 3, 1)],
+            pkts: vec![result_of(packet(&mut rng, 5, &[3]), 3, 1, 0)],
             jobs: vec![3],
             script: vec![(at, entry_addr(3, 0), e)],
             knobs: Knobs {
@@ -721,15 +735,21 @@ fn a_write_counts_for_lookups_after_it() {
     }
 }
 
-/// `p` made a RESULT of `job` for `workers`.
-fn result_of(mut p: Pkt, job: u16, workers: u8) -> Pkt {
+/// `p` made a RESULT of `job` for `workers`; with `nack` not 0, a NACK
+/// whose bitmap is `nack`.
+fn result_of(mut p: Pkt, job: u16, workers: u8, nack: u32) -> Pkt {
     p.kind = KIND_RESULT;
     p.job = job;
     p.workers = workers;
+    p.mask = nack;
     let mut h = Header::from_words(p.beats[0][..4].try_into().unwrap());
     h.job = job;
     h.workers = workers;
     h.flags = flags::RESULT;
+    if nack != 0 {
+        h.flags |= flags::NACK;
+        h.bitmap = nack;
+    }
     p.beats[0][..4].copy_from_slice(&h.words());
     p
 }
@@ -738,6 +758,14 @@ fn result_of(mut p: Pkt, job: u16, workers: u8) -> Pkt {
 /// `invalid` not VALID), back to back with the output never stalled; every
 /// packet but the last (which no header follows) must cost the same.
 fn cost_run<B>(w: &W<B>, kind: u8, workers: u8, invalid: &[u8], n: usize) -> Cost
+where
+    B: HdlPorts<In = FanoutIn, Out = FanoutOut> + Send + 'static,
+{
+    cost_of(w, kind, workers, invalid, 0, n)
+}
+
+/// [`cost_run`], the RESULTs NACKs with bitmap `nack` when it is not 0.
+fn cost_of<B>(w: &W<B>, kind: u8, workers: u8, invalid: &[u8], nack: u32, n: usize) -> Cost
 where
     B: HdlPorts<In = FanoutIn, Out = FanoutOut> + Send + 'static,
 {
@@ -752,7 +780,7 @@ where
         .collect();
     let pkts: Vec<Pkt> = (0..n)
         .map(|_| {
-            let mut p = result_of(packet(&mut rng, w.beats, &[job]), job, workers);
+            let mut p = result_of(packet(&mut rng, w.beats, &[job]), job, workers, nack);
             p.kind = kind;
             p
         })
@@ -826,6 +854,20 @@ fn replication_costs_the_input_only_the_extra_copies() {
             occupied: 32 * B + 1
         },
         "W above 32 counts as 32"
+    );
+    // A NACK skips the workers its bitmap names as it skips invalid ones:
+    // one cycle each. Of 8, 6 are in (one of them invalid) and 2 missing.
+    let c = cost_of(w, KIND_RESULT, 8, &[3], 0b1101_1011, 4);
+    println!(
+        "  NACK, W =  8, 6 in the bitmap: held off {} cycles, occupied {}",
+        c.held, c.occupied
+    );
+    assert_eq!(
+        c,
+        Cost {
+            held: B + 6 + 1,
+            occupied: 2 * B + 6 + 1
+        }
     );
     for kind in [KIND_EVICT, KIND_FALLBACK] {
         let c = cost_run(w, kind, 7, &[], 4);

@@ -1147,7 +1147,7 @@ pub mod grad {
         0x48,
         "DUPLICATES_LO",
         "DUPLICATES_HI",
-        "Duplicates: the worker's bit was already set in the chunk's slot (dropped), or the slot completed the chunk last (a late copy, dropped)",
+        "Duplicates: the worker's bit was already set in the chunk's slot (not added; answered with a NACK to the workers missing from the slot), or the slot completed the chunk last (a late copy, dropped)",
     );
     const C6: [Register; 2] = counter(
         BASE,
@@ -1520,14 +1520,14 @@ pub mod net {
         0xD0,
         "GRAD_COPIES_LO",
         "GRAD_COPIES_HI",
-        "Gradient RESULT frames sent to workers (one per worker and chunk)",
+        "Gradient RESULT frames sent to workers (one per worker and chunk), NACK frames included (one per worker missing from the slot)",
     );
     const C15: [Register; 2] = counter(
         BASE,
         0xD8,
         "GRAD_NO_WORKER_LO",
         "GRAD_NO_WORKER_HI",
-        "Gradient RESULT copies not sent: the worker table entry is not valid",
+        "Gradient RESULT or NACK copies not sent: the worker table entry is not valid",
     );
     const C16: [Register; 2] = counter(
         BASE,

@@ -5,7 +5,8 @@
 //! fallback's port, one worker table entry per worker of every job), sends
 //! each worker's DATA packets as Ethernet/IPv4/UDP frames on the card's
 //! wire port from that worker's address, and takes what the card sends:
-//! RESULT copies on the wire, one to each worker of the chunk's job, and
+//! RESULT copies on the wire, one to each worker of the chunk's job, NACK
+//! copies, one to each worker missing from a slot's bitmap, and
 //! EVICT and FALLBACK partials on the host port to the fallback. A chunk's
 //! RESULT counts once every one of its workers has its copy, and the copies
 //! must agree byte for byte. Registers (priorities, flushes, counters) are
@@ -44,9 +45,9 @@ pub struct GradSession<'a> {
     /// First global worker index of each job (its workers' addresses are
     /// `addr::worker(base + w)`).
     base: Vec<usize>,
-    /// RESULT copies so far, by (job, chunk): the payload and the workers
-    /// that have theirs.
-    copies: HashMap<(u16, u32), (Vec<u8>, u32)>,
+    /// RESULT and NACK copies so far, by (job, chunk, NACK): the payload
+    /// and the workers that have theirs.
+    copies: HashMap<(u16, u32, bool), (Vec<u8>, u32)>,
     /// A flush was written and `STATUS` has not shown it done yet.
     flushing: bool,
     /// Device time of the last frame in or out.
@@ -301,7 +302,9 @@ impl<'a> GradSession<'a> {
                 GradError::Card(format!("a gradient frame with flags {:#x}", h.flags))
             })?;
             match (kind, f.port) {
-                (Kind::Result, Port::Wire) => self.result_copy(h, p.dst, p.payload, out)?,
+                (Kind::Result | Kind::Nack, Port::Wire) => {
+                    self.worker_copy(kind, h, p.dst, p.payload, out)?
+                }
                 (Kind::Evict | Kind::Fallback, Port::Host) if p.dst == self.fallback() => {
                     out.push(OutPacket {
                         kind,
@@ -320,9 +323,12 @@ impl<'a> GradSession<'a> {
         Ok(())
     }
 
-    /// One worker's RESULT copy; the chunk's RESULT once all have theirs.
-    fn result_copy(
+    /// One worker's RESULT or NACK copy; the packet once every worker it
+    /// goes to has its copy (a RESULT: every worker of the job; a NACK:
+    /// those missing from its bitmap).
+    fn worker_copy(
         &mut self,
+        kind: Kind,
         h: Header,
         to: Endpoint,
         payload: Vec<u8>,
@@ -334,33 +340,42 @@ impl<'a> GradSession<'a> {
             .find(|&w| self.worker_addr(job, w) == Some(to))
             .ok_or_else(|| {
                 GradError::Card(format!(
-                    "a RESULT of job {job} to {to:?}, not one of its workers"
+                    "a {kind:?} of job {job} to {to:?}, not one of its workers"
                 ))
             })?;
-        let key = (h.job, h.chunk);
+        let all = u32::MAX >> (32 - n.clamp(1, 32));
+        let due = if kind == Kind::Nack {
+            all & !h.bitmap
+        } else {
+            all
+        };
+        if due & 1 << w == 0 {
+            return Err(GradError::Card(format!(
+                "job {job} chunk {}: a NACK to worker {w}, whose contribution its bitmap {:#x} names",
+                h.chunk, h.bitmap
+            )));
+        }
+        let key = (h.job, h.chunk, kind == Kind::Nack);
         let (first, have) = self
             .copies
             .entry(key)
             .or_insert_with(|| (payload.clone(), 0));
         if *first != payload {
             return Err(GradError::Card(format!(
-                "job {job} chunk {}: worker {w}'s RESULT copy differs from the first",
+                "job {job} chunk {}: worker {w}'s {kind:?} copy differs from the first",
                 h.chunk
             )));
         }
         if *have & 1 << w != 0 {
             return Err(GradError::Card(format!(
-                "job {job} chunk {}: worker {w} got two RESULT copies",
+                "job {job} chunk {}: worker {w} got two {kind:?} copies",
                 h.chunk
             )));
         }
         *have |= 1 << w;
-        if have.count_ones() as usize == n {
+        if *have == due {
             let (bytes, _) = self.copies.remove(&key).expect("present");
-            out.push(OutPacket {
-                kind: Kind::Result,
-                bytes,
-            });
+            out.push(OutPacket { kind, bytes });
         }
         Ok(())
     }

@@ -259,6 +259,9 @@ pub struct RunReport {
     /// DATA packets still in the network (held back, or a duplicate) when
     /// the last job finished: they never reached the card.
     pub undelivered: u64,
+    /// NACKs the card sent: a copy met its chunk's slot with its own
+    /// contribution already in, and the NACK went to the workers missing.
+    pub nacks: u64,
     /// Seed.
     pub seed: u64,
     /// Chunks in flight per worker.

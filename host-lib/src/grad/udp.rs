@@ -222,6 +222,8 @@ pub struct WorkerStats {
     pub wants: u64,
     /// Peers' WANTs this worker answered.
     pub answered: u64,
+    /// NACKs from the card naming a chunk of this worker's as missing.
+    pub nacks: u64,
     /// Smoothed round trip, microseconds.
     pub srtt_us: u64,
     /// Wall time from START to the last RESULT, seconds.
@@ -504,6 +506,27 @@ pub fn worker(opts: &WorkerOptions) -> Result<WorkerStats, GradError> {
                 continue;
             };
             let h = p.header;
+            if h.flags == flags::RESULT | flags::NACK && h.job == opts.job && from == opts.card {
+                // The card's slot for the chunk waits on this worker: its
+                // DATA was lost (or is still on its way: not within the
+                // reordering window). Send it again at once, not at a
+                // timeout, and only this worker does.
+                if h.bitmap & 1 << opts.worker != 0 {
+                    continue;
+                }
+                st.nacks += 1;
+                let t = now();
+                if let Some(f) = inflight.get_mut(&h.chunk) {
+                    if t >= f.sent_at + rec.reordering_window() && f.tries < opts.max_tries {
+                        f.tries += 1;
+                        f.prev_sent = Some(f.sent_at);
+                        f.sent_at = t;
+                        st.retransmissions += 1;
+                        send(h.chunk, &mut st)?;
+                    }
+                }
+                continue;
+            }
             if h.flags != flags::RESULT || h.job != opts.job || h.chunk >= total {
                 continue;
             }

@@ -11,6 +11,10 @@
 //!   (0 means no copy, above 32 counts as 32). For `w = 0..W` in order, the
 //!   job's worker-table entry `w`: if VALID, one copy to the entry's MAC,
 //!   IP, UDP port and HOST bit; otherwise no copy, and `ev_skip` pulses.
+//!   A RESULT with the NACK flag (header byte 1 bit 4) also skips the
+//!   workers its bitmap (bytes 12..16) names, so it goes only to the
+//!   workers missing from the chunk's slot; `ev_skip` still pulses only
+//!   for entries not VALID.
 //! - **EVICT, FALLBACK** (kinds 2, 3, and the never-produced kind 0): one
 //!   copy to `fb_mac`/`fb_ip`/`fb_port`, `h_host` = 1.
 //!
@@ -82,6 +86,28 @@ pub const KIND_RESULT: u8 = 1;
 pub const KIND_EVICT: u8 = 2;
 /// `s_tuser` of a FALLBACK.
 pub const KIND_FALLBACK: u8 = 3;
+
+/// The workers a RESULT packet's copies skip, from its header (at least
+/// its first 16 bytes): with the NACK flag, its bitmap (the workers whose
+/// contributions are in); otherwise none.
+pub fn nack_mask(header: &[u8]) -> u32 {
+    let word = |i: usize| {
+        header
+            .get(4 * i..4 * i + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    mask_of(word(0), word(3))
+}
+
+/// [`nack_mask`] from the header beat's words 0 (version, flags, count) and
+/// 3 (bitmap).
+fn mask_of(w0: u32, w3: u32) -> u32 {
+    if w0 >> 8 & crate::grad_agg::packet::flags::NACK as u32 != 0 {
+        w3
+    } else {
+        0
+    }
+}
 
 crate::ports! {
     /// Inputs of the fan-out.
@@ -248,6 +274,8 @@ struct Comb {
     ent: Entry,
     wn_hdr: u8,
     is_res: bool,
+    /// Worker `wk`'s copy is skipped: the NACK's bitmap has it.
+    masked: bool,
 }
 
 /// The fan-out, cycle by cycle, for packets of `beats` beats.
@@ -266,6 +294,8 @@ pub struct GradFanoutModel {
     job: u16,
     wn: u8,
     wk: u8,
+    /// The NACK bitmap still to come, worker `wk` in bit 0.
+    mask: u32,
     rx: usize,
     tx: usize,
     meta: Dest,
@@ -292,6 +322,7 @@ impl GradFanoutModel {
             job: 0,
             wn: 0,
             wk: 0,
+            mask: 0,
             rx: 0,
             tx: 0,
             meta: Dest::default(),
@@ -333,7 +364,8 @@ impl GradFanoutModel {
             c.ra = entry_addr(self.job, self.wk.wrapping_add(1));
             o.s_tready = self.rx < self.beats;
             c.in_fire = i.s_tvalid && o.s_tready;
-            cp = self.hv || (self.look && c.ent.valid);
+            c.masked = self.mask & 1 != 0;
+            cp = self.hv || (self.look && c.ent.valid && !c.masked);
             if self.look {
                 Dest::of(&c.ent.to).show(o);
             } else {
@@ -396,6 +428,11 @@ impl Dut for GradFanoutModel {
                 self.job = (i.s_tdata[1] & 0xf) as u16;
                 self.wn = c.wn_hdr;
                 self.wk = 0;
+                self.mask = if c.is_res {
+                    mask_of(i.s_tdata[0], i.s_tdata[3])
+                } else {
+                    0
+                };
                 self.meta = Dest::fallback(&i);
                 self.hv = !c.is_res;
                 self.look = c.is_res && c.wn_hdr != 0;
@@ -404,13 +441,14 @@ impl Dut for GradFanoutModel {
         } else {
             let wk1 = self.wk + 1;
             if self.look {
-                if c.ent.valid {
+                if c.ent.valid && !c.masked {
                     self.meta = Dest::of(&c.ent.to);
                     self.hv = true;
                     self.look = false;
                 } else {
-                    self.evs = true;
+                    self.evs = !c.ent.valid;
                     self.wk = wk1;
+                    self.mask >>= 1;
                     over |= wk1 == self.wn;
                 }
             }
@@ -420,6 +458,7 @@ impl Dut for GradFanoutModel {
                 if self.res && wk1 != self.wn {
                     self.look = true;
                     self.wk = wk1;
+                    self.mask >>= 1;
                 } else {
                     over = true;
                 }

@@ -356,7 +356,7 @@ impl TopModel {
 
     fn grad_out(&mut self, p: OutPacket) {
         let code = match p.kind {
-            Kind::Result => 1,
+            Kind::Result | Kind::Nack => 1,
             Kind::Evict => 2,
             Kind::Fallback => 3,
             Kind::Data => 0,
@@ -366,8 +366,11 @@ impl TopModel {
         if p.kind == Kind::Result {
             let job = p.bytes[4] & 0xf;
             let workers = p.bytes[7].min(32);
+            // A NACK goes only to the workers missing from its bitmap.
+            let skip = crate::grad_fanout::nack_mask(&p.bytes);
             for w in 0..workers {
                 match self.table.get(&(job, w)).copied() {
+                    Some(_) if skip & 1 << w != 0 => {}
                     Some((to, side)) => {
                         self.counters[counter::GRAD_COPIES] += 1;
                         let f = build_frame(&me, &to, &p.bytes);

@@ -438,7 +438,7 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
         return print_json(&st);
     }
     eprintln!(
-        "worker {}: {} chunks exact ({} from the card, {} from the host fallback or a peer) in {:.2} s; {} DATA sent, {} retransmitted, {} WANTs sent, {} answered, {} late RESULTs, srtt {} µs",
+        "worker {}: {} chunks exact ({} from the card, {} from the host fallback or a peer) in {:.2} s; {} DATA sent, {} retransmitted, {} NACKs, {} WANTs sent, {} answered, {} late RESULTs, srtt {} µs",
         a.worker,
         st.chunks,
         st.from_card,
@@ -446,6 +446,7 @@ fn grad_worker(a: WorkerArgs) -> Result<()> {
         st.seconds,
         st.transmissions,
         st.retransmissions,
+        st.nacks,
         st.wants,
         st.answered,
         st.late_results,

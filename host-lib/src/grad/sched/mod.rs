@@ -213,6 +213,8 @@ struct Run<'a> {
     sent_order: u64,
     duplicated: u64,
     reordered: u64,
+    /// NACKs from the card.
+    nacks: u64,
     jobs: Vec<Job>,
     /// (job, worker) in round-robin order.
     flat: Vec<(usize, usize)>,
@@ -366,6 +368,7 @@ pub(crate) fn run_collect(
         sent_order: 0,
         duplicated: 0,
         reordered: 0,
+        nacks: 0,
         jobs,
         flat,
         rr: 0,
@@ -748,6 +751,7 @@ impl Run<'_> {
             duplicated: self.duplicated,
             reordered: self.reordered,
             undelivered: self.in_network.len() as u64,
+            nacks: self.nacks,
             seed: self.opts.seed,
             window: self.window,
             average_jct: jobs.iter().map(|j| j.jct as f64).sum::<f64>() / jobs.len().max(1) as f64,

@@ -19,15 +19,17 @@ fn contributors(kind: Kind, h: &Header) -> u32 {
     }
 }
 
-/// RACK's reordering window: a quarter of the smoothed completion time,
+/// RACK's reordering window: an eighth of the smoothed completion time,
 /// and at least the host's latency, the time its acknowledgement of a
 /// split chunk takes to reach the workers (who then leave that chunk to
-/// the host). A longer floor (the host's whole round, as before) held each
-/// loss at the window's base that much longer, and windows stalled behind
-/// it: at 5% loss, 1.75x the average JCT against 1.72x now, 1.11x against
-/// 1.07x at 1% (`weft bench goodput`, 20 seeds).
+/// the host). The completion time includes waiting for stragglers and for
+/// slots, so it is many network round trips; a quarter of it (RACK's
+/// default fraction of the round trip) held each loss at the window's base
+/// that much longer and windows stalled behind it (`weft bench goodput
+/// --seeds 40` measured 1.23x the lossless average JCT at 5% against
+/// 1.19x with an eighth; a sixteenth gained nothing more).
 pub(super) fn reorder_window(h: &HostModel, srtt: f64) -> u64 {
-    ((srtt / 4.0) as u64).max(h.latency)
+    ((srtt / 8.0) as u64).max(h.latency)
 }
 
 /// The tail-loss probe timeout (RFC 8985, section 7): twice the smoothed
@@ -95,6 +97,12 @@ impl Run<'_> {
                 }
                 self.host.push(self.now, p.clone());
             }
+            Kind::Nack => {
+                self.nacks += 1;
+                if let Some((j, c)) = self.locate(&h)? {
+                    self.nack(j, c, h.bitmap);
+                }
+            }
             Kind::Data => return Err(GradError::Card("the card sent a DATA packet out".into())),
         }
         Ok(())
@@ -146,6 +154,35 @@ impl Run<'_> {
             Err(e) => return Err(GradError::Merge(e)),
         }
         Ok(())
+    }
+
+    /// A NACK of chunk `c` reached the workers missing from `bitmap`: a
+    /// copy found the chunk's slot waiting without them. Each sends again
+    /// once its last send is older than RACK's reordering window (a packet
+    /// of its still in the network may yet arrive). The workers the bitmap
+    /// names know the card holds their contribution: their timers for the
+    /// chunk stop, as the host's acknowledgement stops them (a slot's
+    /// partial leaves the card only to the host, which asks again).
+    pub(super) fn nack(&mut self, j: usize, c: u32, bitmap: u32) {
+        let now = self.now;
+        let window = self.window;
+        let job = &mut self.jobs[j];
+        let reo = reorder_window(&self.file.host, job.srtt);
+        for (w, wk) in job.workers.iter_mut().enumerate() {
+            if c >= wk.next {
+                continue;
+            }
+            let k = (c % window) as usize;
+            if bitmap & 1 << w != 0 {
+                wk.acked[k] = true;
+                continue;
+            }
+            let due = now.max(wk.xmit[k] + reo);
+            if wk.deadline[k] > due {
+                wk.deadline[k] = due;
+                self.next_rto = Some(self.next_rto.map_or(due, |t| t.min(due)));
+            }
+        }
     }
 
     pub(super) fn host_timer(&mut self, t: u64, j: usize, iter: u32, c: u32) {
@@ -269,7 +306,8 @@ impl Run<'_> {
         let reo = reorder_window(&self.file.host, job.srtt);
         let window = self.window;
         let pto = probe_timeout(&self.file.host, job.srtt, job.rttvar);
-        for w in &mut job.workers {
+        let n = job.workers.len();
+        for (wi, w) in job.workers.iter_mut().enumerate() {
             // Progress re-arms a tail-loss probe (as an ack does TCP's):
             // chunks sent after `c` with nothing above them complete yet
             // probe `pto` from now, not from the last send.
@@ -287,7 +325,15 @@ impl Run<'_> {
             let sent_c = w.xmit[(c % window) as usize];
             for x in job.low..c.min(w.next) {
                 let k = (x % window) as usize;
-                let due = self.now + (reo << w.tries[k]);
+                // One worker per chunk probes (its copy completes the chunk,
+                // or meets the slot and brings back the card's NACK naming
+                // who is missing); the others wait a window longer, in case
+                // the probe is lost too. Every worker copying, as before,
+                // sent a copy per worker for each loss, and the wire carried
+                // them all.
+                let prober = x as usize % n == wi;
+                let wait = if prober { reo } else { 2 * reo };
+                let due = self.now + (wait << w.tries[k]);
                 if !job.complete[x as usize]
                     && !w.acked[k]
                     && !job.at_host.contains(&x)

@@ -39,8 +39,9 @@ pub enum MergeError {
     /// The bytes are not a packet of the geometry.
     #[error("undecodable packet from the card: {0}")]
     Decode(#[from] PacketError),
-    /// The card does not send DATA packets to the host.
-    #[error("job {job} chunk {chunk}: a DATA packet is not a card output")]
+    /// A DATA packet (the card sends none to the host) or a NACK (it
+    /// carries no sums: the workers act on it, not the merge).
+    #[error("job {job} chunk {chunk}: a DATA or NACK packet is not a partial sum")]
     NotOutput {
         /// Job.
         job: u16,
@@ -163,7 +164,7 @@ impl HostMerge {
             });
         }
         let bitmap = match p.kind {
-            Kind::Data => {
+            Kind::Data | Kind::Nack => {
                 return Err(MergeError::NotOutput {
                     job: h.job,
                     chunk: h.chunk,

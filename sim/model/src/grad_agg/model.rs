@@ -143,23 +143,35 @@ fn mode(write: Option<Src>, out: Option<Src>) -> Mode {
 }
 
 fn result_or_evict(kind: Kind, cfg: &Config, m: &Meta) -> OutHeader {
+    let flags = if kind == Kind::Result {
+        flags::RESULT
+    } else {
+        flags::EVICT
+    };
+    OutHeader::Built(kind, slot_header(flags, cfg, m))
+}
+
+/// The NACK of an incomplete slot `m`: a RESULT (on `m_tuser`) whose
+/// header has the NACK flag, the slot's count and bitmap.
+fn nack(cfg: &Config, m: &Meta) -> OutHeader {
     OutHeader::Built(
-        kind,
-        Header {
-            version: VERSION,
-            flags: if kind == Kind::Result {
-                flags::RESULT
-            } else {
-                flags::EVICT
-            },
-            count: cfg.geometry().chunk_values() as u16,
-            job: m.job as u16,
-            worker: m.count,
-            workers: m.workers,
-            chunk: m.chunk,
-            bitmap: m.bitmap,
-        },
+        Kind::Result,
+        slot_header(flags::RESULT | flags::NACK, cfg, m),
     )
+}
+
+/// An output header carrying slot `m`'s chunk, count and bitmap.
+fn slot_header(flags: u8, cfg: &Config, m: &Meta) -> Header {
+    Header {
+        version: VERSION,
+        flags,
+        count: cfg.geometry().chunk_values() as u16,
+        job: m.job as u16,
+        worker: m.count,
+        workers: m.workers,
+        chunk: m.chunk,
+        bitmap: m.bitmap,
+    }
 }
 
 /// The priority of `job` in the two priority register words.
@@ -176,11 +188,16 @@ pub fn decide(cfg: &Config, m: &Meta, h: &Header, prio: &[u32; 2]) -> Decision {
     let job = h.job as u8;
     let same = m.valid && m.job == job && m.chunk == h.chunk;
     if same && m.bitmap & bit != 0 {
+        // A copy whose contribution is in: the chunk waits on someone
+        // else's packet, and only the card knows whose. The NACK names who
+        // is in, and the fan-out sends it to the others, so exactly the
+        // missing workers send again (not every worker of the chunk). One
+        // output packet per input packet, as every other decision.
         return Decision {
             verdict: Verdict::Duplicate,
             meta: None,
-            out: None,
-            mode: Mode::default(),
+            out: Some(nack(cfg, m)),
+            mode: mode(None, Some(Src::Value)),
         };
     }
     if same {
@@ -585,8 +602,23 @@ mod tests {
     fn chunk_completes_once_every_worker_is_in() {
         let mut m = GradModel::new(CFG);
         assert!(m.packet(&data(1, 5, 0, 3, 10)).is_none());
-        assert!(m.packet(&data(1, 5, 0, 3, 99)).is_none(), "duplicate");
+        // A duplicate is not added; it brings back a NACK naming who is in.
+        let n = m.packet(&data(1, 5, 0, 3, 99)).unwrap();
+        assert_eq!(n.kind, Kind::Result, "a NACK leaves as a RESULT");
+        let p = decode(G, &n.bytes).unwrap();
+        assert_eq!(p.kind, Kind::Nack);
+        assert_eq!(
+            (
+                p.header.bitmap,
+                p.header.worker,
+                p.header.workers,
+                p.header.chunk
+            ),
+            (0b001, 1, 3, 5)
+        );
         assert!(m.packet(&data(1, 5, 2, 3, -4)).is_none());
+        let n = m.packet(&data(1, 5, 2, 3, -4)).unwrap();
+        assert_eq!(decode(G, &n.bytes).unwrap().header.bitmap, 0b101);
         let r = m.packet(&data(1, 5, 1, 3, 1)).unwrap();
         assert_eq!(r.kind, Kind::Result);
         let p = decode(G, &r.bytes).unwrap();
@@ -604,7 +636,7 @@ mod tests {
                 c[counter::COMPLETED],
                 c[counter::AGGREGATED]
             ),
-            (4, 1, 1, 3)
+            (5, 2, 1, 3)
         );
     }
 

@@ -9,19 +9,24 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0 | version (1) |
-//! | 1 | flags: bit 0 DATA, bit 1 RESULT, bit 2 EVICT, bit 3 FALLBACK |
+//! | 1 | flags: bit 0 DATA, bit 1 RESULT, bit 2 EVICT, bit 3 FALLBACK, bit 4 NACK (with RESULT) |
 //! | 2..4 | value count: `lanes * value_beats` (64 on the card) |
 //! | 4..6 | job id (`0..16`) |
-//! | 6 | DATA: worker id (`0..workers`); RESULT, EVICT: workers whose values are summed |
+//! | 6 | DATA: worker id (`0..workers`); RESULT, EVICT, NACK: workers whose values are summed |
 //! | 7 | workers of the job (`1..=32`) |
 //! | 8..12 | chunk index (the job numbers chunks uniquely, e.g. iteration x chunks + i) |
-//! | 12..16 | RESULT, EVICT: bitmap of the workers summed (bit w = worker w); DATA: 0 |
+//! | 12..16 | RESULT, EVICT, NACK: bitmap of the workers summed (bit w = worker w); DATA: 0 |
 //! | 16..beat | reserved |
 //! | beat.. | values: `i32`, two's-complement fixed point, value i in lane i % lanes of value beat i / lanes |
 //!
 //! Kinds of packet:
 //! - DATA (worker to card): one worker's values of one chunk.
 //! - RESULT (card to workers): the chunk's sum over every worker.
+//! - NACK (card to the workers not in its bitmap): a copy met its chunk's
+//!   slot with the sender's contribution already in; the bitmap names who
+//!   is in, so exactly the missing workers send again. It leaves as a
+//!   RESULT (`m_tuser` 1) with the NACK flag, its values the copy's own
+//!   (meaningless).
 //! - EVICT (card to host): a slot's partial sum, preempted or flushed.
 //! - FALLBACK (card to host): a DATA packet the card could not place,
 //!   forwarded unchanged except for the FALLBACK flag.
@@ -54,6 +59,9 @@ pub mod flags {
     pub const EVICT: u8 = 1 << 2;
     /// Card to host: a DATA packet the card forwarded unchanged.
     pub const FALLBACK: u8 = 1 << 3;
+    /// Card to workers, with RESULT: the chunk is incomplete and these
+    /// workers' contributions are in (a copy met them).
+    pub const NACK: u8 = 1 << 4;
 }
 
 /// The stream geometry a packet is framed for.
@@ -168,6 +176,7 @@ impl Header {
         Some(match self.flags {
             flags::DATA => Kind::Data,
             flags::RESULT => Kind::Result,
+            f if f == flags::RESULT | flags::NACK => Kind::Nack,
             flags::EVICT => Kind::Evict,
             f if f == flags::DATA | flags::FALLBACK => Kind::Fallback,
             _ => return None,
@@ -182,6 +191,8 @@ pub enum Kind {
     Data,
     /// A chunk's complete sum.
     Result,
+    /// An incomplete chunk's bitmap, to the workers missing from it.
+    Nack,
     /// A partial sum spilled to the host.
     Evict,
     /// A DATA packet forwarded to the host.
@@ -193,7 +204,7 @@ impl Kind {
     pub fn code(self) -> u8 {
         match self {
             Kind::Data => 0,
-            Kind::Result => 1,
+            Kind::Result | Kind::Nack => 1,
             Kind::Evict => 2,
             Kind::Fallback => 3,
         }

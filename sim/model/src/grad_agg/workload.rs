@@ -11,7 +11,7 @@
 use super::driver::Step;
 use super::host::{ChunkId, HostMerge, MergeError};
 use super::model::OutPacket;
-use super::packet::{self, Geometry, Header, JOBS, MAX_WORKERS};
+use super::packet::{self, Geometry, Header, Kind, JOBS, MAX_WORKERS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, VecDeque};
@@ -308,6 +308,8 @@ pub struct Report {
     pub dropped: u64,
     /// Output packets.
     pub packets: usize,
+    /// NACKs (duplicates answered with the slot's bitmap).
+    pub nacks: usize,
 }
 
 /// Feed the card's output packets to the host merge and check every chunk:
@@ -322,6 +324,19 @@ pub fn check(w: &Workload, packets: &[OutPacket]) -> Result<Report, String> {
     };
     let mut conflicted = std::collections::BTreeSet::new();
     for p in packets {
+        if let Some(h) = Header::decode(&p.bytes).filter(|h| h.kind() == Some(Kind::Nack)) {
+            // A NACK names who is in a slot still waiting for someone: some
+            // but not all of the chunk's workers. It carries no sums.
+            let all = u32::MAX >> (32 - u32::from(h.workers.clamp(1, 32)));
+            if h.bitmap == 0 || h.bitmap & !all != 0 || h.bitmap == all {
+                return Err(format!(
+                    "job {} chunk {}: a NACK with bitmap {:#x} of {} workers",
+                    h.job, h.chunk, h.bitmap, h.workers
+                ));
+            }
+            rep.nacks += 1;
+            continue;
+        }
         match host.accept(&p.bytes) {
             Ok(_) => {}
             Err(MergeError::Conflict { job, chunk, .. }) if w.duplicates > 0 => {
