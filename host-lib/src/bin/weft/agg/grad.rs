@@ -92,7 +92,7 @@ pub fn agg(a: AggGradArgs) -> Result<()> {
 /// The human-readable report of a run.
 fn render(r: &RunReport, device: &str) -> String {
     let mut s = format!(
-        "{} jobs on {device} ({}, {} slots, {}-value chunks), policy {}, window {}, loss {}, seed {}\n",
+        "{} jobs on {device} ({}, {} slots, {}-value chunks), policy {}, window {}, loss {}, dup {}, reorder {}, seed {}\n",
         r.jobs.len(),
         r.card,
         r.slots,
@@ -100,6 +100,8 @@ fn render(r: &RunReport, device: &str) -> String {
         r.policy,
         r.window,
         r.loss,
+        r.dup,
+        r.reorder,
         r.seed
     );
     s += &format!(
@@ -148,19 +150,27 @@ fn render(r: &RunReport, device: &str) -> String {
         100.0 * r.stream_utilisation
     );
     s += &format!(
-        "chunks {}: {} on the card, {} by the host fallback; card: {} preemptions, {} packets forwarded, {} duplicates dropped, {} flushes ({} slots), {} leftover slots at the end; host merged {} packets (queue at most {})\n",
+        "chunks {}: {} on the card, {} by the host fallback; card: {} preemptions, {} packets forwarded, {} duplicates ({} NACKs), {} flushes ({} slots), {} leftover slots at the end; host merged {} packets (queue at most {})\n",
         r.chunks,
         r.on_card,
         r.by_host,
         r.counters.preempted,
         r.counters.fallbacks,
         r.counters.duplicates,
+        r.nacks,
         r.flushes,
         r.counters.flushed,
         r.leftover_slots,
         r.host_packets,
         r.host_max_queue
     );
+    if r.loss + r.dup + r.reorder > 0.0 {
+        let lost: u64 = r.jobs.iter().map(|j| j.lost).sum();
+        s += &format!(
+            "network: {lost} DATA packets lost, {} duplicated, {} reordered ({} still in flight at the end)\n",
+            r.duplicated, r.reordered, r.undelivered
+        );
+    }
     if r.exact {
         s += &format!(
             "check: every summed chunk ({}) equals the exact i64 sum of its workers' values\n",
