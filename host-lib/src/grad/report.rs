@@ -98,6 +98,23 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// The network between the workers and the card's wire port, as the
+    /// network model takes it: duplication and reordering (a held-back
+    /// packet waits up to [`REORDER_DELAY`] cycles), no delay of its own
+    /// (the scheduler's wire is the delay). Loss is drawn apart, with the
+    /// compute jitter, so runs with and without the others lose the same
+    /// packets.
+    pub fn network(&self) -> weft_model::net::NetConfig {
+        weft_model::net::NetConfig {
+            loss: 0.0,
+            dup: self.dup,
+            reorder: self.reorder,
+            delay: 0,
+            jitter: 0,
+            reorder_delay: REORDER_DELAY,
+        }
+    }
+
     /// Check the options.
     pub fn validate(&self) -> Result<(), GradError> {
         if !(0.0..1.0).contains(&self.loss) {
@@ -106,13 +123,9 @@ impl RunOptions {
                 self.loss
             )));
         }
-        for (name, p) in [("dup", self.dup), ("reorder", self.reorder)] {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(GradError::Options(format!(
-                    "{name} {p} must be in 0..=1 (a probability)"
-                )));
-            }
-        }
+        self.network()
+            .validate()
+            .map_err(|e| GradError::Options(e.to_string()))?;
         Ok(())
     }
 }

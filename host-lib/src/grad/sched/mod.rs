@@ -75,6 +75,7 @@ use weft_fw::grad::{self as fw, JobObs, JobProfile};
 use weft_model::grad_agg::host::HostMerge;
 use weft_model::grad_agg::model::{counter, OutPacket};
 use weft_model::grad_agg::packet::{Geometry, Kind};
+use weft_model::net::Network;
 use weft_regs::grad as regs;
 
 /// Most doublings of a chunk's retransmission timeout.
@@ -203,16 +204,13 @@ struct Run<'a> {
     /// Timeout jitter (apart from `rng`, so the timeouts do not move the
     /// compute jitter and losses).
     rto_rng: ChaCha8Rng,
-    /// The network's duplication and reordering (apart from `rng`, so
-    /// runs without them draw the same compute jitter and losses).
-    net_rng: ChaCha8Rng,
-    /// DATA packets in the network, due at the card's wire: (cycle, order
-    /// sent, packet). Duplicates and held-back packets wait here; the rest
-    /// go straight to the wire.
-    in_network: BinaryHeap<Reverse<(u64, u64, Vec<u8>)>>,
-    sent_order: u64,
-    duplicated: u64,
-    reordered: u64,
+    /// The network's duplication and reordering (`weft_model::net`, its
+    /// random stream apart from `rng`, so runs without them draw the same
+    /// compute jitter and losses).
+    net: Network,
+    /// DATA packets the network delivered, waiting for the card's wire
+    /// (ahead of new ones).
+    arrived: VecDeque<Vec<u8>>,
     /// NACKs from the card.
     nacks: u64,
     jobs: Vec<Job>,
@@ -351,6 +349,8 @@ pub(crate) fn run_collect(
         .enumerate()
         .flat_map(|(j, job)| (0..job.workers.len()).map(move |w| (j, w)))
         .collect();
+    let net = Network::new(opts.network(), opts.seed ^ 0x6e65_7400)
+        .map_err(|e| GradError::Options(e.to_string()))?;
     let start = card.cycles();
     let mut r = Run {
         card,
@@ -363,11 +363,8 @@ pub(crate) fn run_collect(
         now: 0,
         rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x6772_6164),
         rto_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x7274_6f00),
-        net_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x6e65_7400),
-        in_network: BinaryHeap::new(),
-        sent_order: 0,
-        duplicated: 0,
-        reordered: 0,
+        net,
+        arrived: VecDeque::new(),
         nacks: 0,
         jobs,
         flat,
@@ -627,8 +624,11 @@ impl Run<'_> {
         if let Some(Reverse((d, ..))) = self.timers.peek() {
             at(*d);
         }
-        if let Some(Reverse((d, ..))) = self.in_network.peek() {
-            at(*d);
+        if !self.arrived.is_empty() {
+            at(self.now);
+        }
+        if let Some(d) = self.net.next_due() {
+            at(d);
         }
         if let Some(d) = self.next_rto {
             at(d);
@@ -748,9 +748,9 @@ impl Run<'_> {
             loss: self.opts.loss,
             dup: self.opts.dup,
             reorder: self.opts.reorder,
-            duplicated: self.duplicated,
-            reordered: self.reordered,
-            undelivered: self.in_network.len() as u64,
+            duplicated: self.net.stats().duplicated,
+            reordered: self.net.stats().reordered,
+            undelivered: (self.net.in_flight() + self.arrived.len()) as u64,
             nacks: self.nacks,
             seed: self.opts.seed,
             window: self.window,

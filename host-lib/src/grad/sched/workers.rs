@@ -2,10 +2,8 @@
 //! and their timeouts.
 
 use super::super::jobs::MAX_CYCLES;
-use super::super::report::REORDER_DELAY;
 use super::{Run, State, MAX_BACKOFF};
 use rand::Rng;
-use std::cmp::Reverse;
 use weft_model::grad_agg::host::HostMerge;
 use weft_model::grad_agg::packet::{self, Header};
 
@@ -223,41 +221,26 @@ impl Run<'_> {
         self.network(bytes)
     }
 
-    /// The network between the workers and the card's wire port after the
-    /// loss: with `dup` a packet also arrives a second time, right behind
-    /// itself; with `reorder` it is held back 1 to [`REORDER_DELAY`]
-    /// cycles while later packets pass it. The packet to put on the wire
-    /// now, if any. Either kind may reach a slot after its chunk completed,
-    /// so it counts among the copies the flush clears up after.
+    /// The network between the workers and the card's wire port, after
+    /// the loss: the packet to put on the wire now, if any. A duplicate
+    /// arrives right behind its original; a held-back packet later, while
+    /// later ones pass it. Either may reach a slot after its chunk
+    /// completed, so each counts among the copies the flush clears up
+    /// after.
     fn network(&mut self, bytes: Vec<u8>) -> Option<Vec<u8>> {
-        let dup = self.opts.dup > 0.0 && self.net_rng.gen_bool(self.opts.dup);
-        let held = self.opts.reorder > 0.0 && self.net_rng.gen_bool(self.opts.reorder);
-        if dup {
-            self.duplicated += 1;
-            self.suspects += 1;
-            self.put_in_network(self.now, bytes.clone());
-        }
-        if !held {
-            return Some(bytes);
-        }
-        self.reordered += 1;
-        self.suspects += 1;
-        let at = self.now + self.net_rng.gen_range(1..=REORDER_DELAY);
-        self.put_in_network(at, bytes);
-        None
-    }
-
-    fn put_in_network(&mut self, at: u64, bytes: Vec<u8>) {
-        self.sent_order += 1;
-        self.in_network.push(Reverse((at, self.sent_order, bytes)));
+        let before = self.net.stats();
+        self.net.send(self.now, 0, 0, bytes);
+        let after = self.net.stats();
+        self.suspects += after.duplicated - before.duplicated + after.reordered - before.reordered;
+        self.due_from_network()
     }
 
     /// A packet the network delivers to the wire now, ahead of new ones.
     pub(super) fn due_from_network(&mut self) -> Option<Vec<u8>> {
-        if self.in_network.peek()?.0 .0 > self.now {
-            return None;
-        }
-        self.in_network.pop().map(|Reverse((.., b))| b)
+        let now = self.now;
+        self.arrived
+            .extend(self.net.deliver_due(now).into_iter().map(|d| d.payload));
+        self.arrived.pop_front()
     }
 
     /// The host's acknowledgement reaches workers `bits` of chunk `c`.
