@@ -263,6 +263,48 @@ impl<const N: usize, const H: usize, const L: usize> Logic for Cat<N, H, L> {
     }
 }
 
+/// `L` lanes of `LW` bits side by side in an `N`-bit word (`N = L * LW`),
+/// lane 0 in the low bits: `{lane[L-1], ..., lane[0]}`. A block of its own
+/// because rust-hdl has no concatenation, and the shift-and-or chain that
+/// builds the same word from widened lanes is `L` full-width shifts every
+/// cycle in a cycle-based simulator, where this is `N / 32` word moves.
+#[derive(LogicBlock)]
+pub struct Pack<const N: usize, const LW: usize, const L: usize> {
+    /// The lanes.
+    pub lane: [Signal<In, Bits<LW>>; L],
+    /// The packed word.
+    pub out: Signal<Out, Bits<N>>,
+}
+
+impl<const N: usize, const LW: usize, const L: usize> Default for Pack<N, LW, L> {
+    fn default() -> Self {
+        Self {
+            lane: array_init::array_init(|_| Default::default()),
+            out: Default::default(),
+        }
+    }
+}
+
+impl<const N: usize, const LW: usize, const L: usize> Logic for Pack<N, LW, L> {
+    fn update(&mut self) {
+        let mut v = Bits::<N>::default();
+        for (i, l) in self.lane.iter().enumerate() {
+            v.set_bits::<LW>(i * LW, l.val());
+        }
+        self.out.next = v;
+    }
+
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert_eq!(N, L * LW, "Pack<{N}, {LW}, {L}>: N must be L * LW");
+        let parts: Vec<String> = (0..L).rev().map(|i| format!("lane${i}")).collect();
+        Verilog::Custom(format!("always @(*) out = {{{}}};", parts.join(", ")))
+    }
+}
+
 /// `{hi, lo}` of two bits.
 #[derive(LogicBlock, Default)]
 pub struct Pair {

@@ -32,7 +32,7 @@
 //!
 //! Registers are the `grad` block of weft-regs on the engine register port.
 
-use crate::common::{konst, word_of, Counter64, Fifo4, Widen};
+use crate::common::{konst, word_of, Counter64, Fifo4, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::grad;
@@ -198,8 +198,6 @@ pub struct GradAgg<
     zero2: Constant<Bits<2>>,
     geometry: Constant<Bits<32>>,
     byte_mask: [Constant<Bits<32>>; 4],
-    lane_shift: Constant<Bits<16>>,
-    top_shift: Constant<Bits<16>>,
     sh6: Constant<Bits<8>>,
     sh12: Constant<Bits<8>>,
     sh16: Constant<Bits<8>>,
@@ -294,8 +292,7 @@ pub struct GradAgg<
 
     // Output.
     lane_out: [Signal<Local, Bits<32>>; L],
-    wide: [Widen<W, 32>; L],
-    pack: [Signal<Local, Bits<W>>; L],
+    pack: Pack<W, 32, L>,
     pop: Signal<Local, Bit>,
 
     // Registers.
@@ -430,8 +427,6 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             zero2: konst(0),
             geometry: konst(geometry),
             byte_mask: array_init::array_init(|i| konst(0xFF << (8 * i))),
-            lane_shift: konst(32),
-            top_shift: konst(W as u64 - 32),
             sh6: konst(6),
             sh12: konst(12),
             sh16: konst(16),
@@ -520,8 +515,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             vout: array_init::array_init(|_| Default::default()),
             val_push: Default::default(),
             lane_out: array_init::array_init(|_| Default::default()),
-            wide: array_init::array_init(|_| Default::default()),
-            pack: array_init::array_init(|_| Default::default()),
+            pack: Default::default(),
             pop: Default::default(),
             wm: array_init::array_init(|_| Default::default()),
             wmask: Default::default(),
@@ -990,15 +984,9 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             if self.m_tvalid.val() {
                 self.lane_out[i].next = self.f_lane[i].data_out.val();
             }
-            self.wide[i].narrow.next = self.lane_out[i].val();
+            self.pack.lane[i].next = self.lane_out[i].val();
         }
-        self.pack[0].next = self.wide[0].wide.val() << self.top_shift.val();
-        self.m_tdata.next = self.pack[0].val();
-        for i in 1..L {
-            self.pack[i].next = (self.pack[i - 1].val() >> self.lane_shift.val())
-                | (self.wide[i].wide.val() << self.top_shift.val());
-            self.m_tdata.next = self.pack[i].val();
-        }
+        self.m_tdata.next = self.pack.out.val();
 
         // ---- Registers.
         for i in 0..4 {

@@ -18,7 +18,7 @@
 //! runs. Registers are the `kv` block of weft-regs, served on the engine
 //! register port that the CSR block forwards.
 
-use crate::common::{konst, word_of, Counter64, Fifo4, Widen};
+use crate::common::{konst, word_of, Cat, Counter64, Fifo4, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::kv;
@@ -172,8 +172,6 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     kind_done: Constant<Bits<2>>,
     status_new: Constant<Bits<32>>,
     status_dup: Constant<Bits<32>>,
-    lane_shift: Constant<Bits<16>>,
-    top_shift: Constant<Bits<16>>,
     geometry: Constant<Bits<32>>,
     w_ctrl: Constant<Bits<14>>,
     w_job: Constant<Bits<14>>,
@@ -254,8 +252,7 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     kc: [Signal<Local, Bits<L>>; L],
     keep: Signal<Local, Bits<L>>,
     any_spill: Signal<Local, Bit>,
-    lane_word: [Signal<Local, Bits<W>>; L],
-    wide_key: [Widen<W, 32>; L],
+    lane_word: [Cat<64, 32, 32>; L],
     w_count20: Widen<20, 16>,
     w_size20: Widen<20, 16>,
     w_sender32: Widen<32, 16>,
@@ -266,8 +263,7 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     w_ack_hi: Widen<64, 32>,
     tuple_lane: [Constant<Bit>; L],
     onehot: Signal<Local, Bits<32>>,
-    wide_acc: [Widen<W, 32>; L],
-    pack: [Signal<Local, Bits<W>>; L],
+    pack: Pack<W, 64, L>,
     wm: [Signal<Local, Bits<16>>; 2],
     busy: Signal<Local, Bit>,
     reg_merge: Signal<Local, Bits<16>>,
@@ -394,8 +390,6 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             kind_done: konst(3),
             status_new: konst(1),
             status_dup: konst(2),
-            lane_shift: konst(64),
-            top_shift: konst(W as u64 - 64),
             geometry: konst(geometry),
             w_ctrl: Constant::new(word_of(&kv::CTRL)),
             w_job: Constant::new(word_of(&kv::JOB)),
@@ -470,7 +464,6 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             keep: Default::default(),
             any_spill: Default::default(),
             lane_word: array_init::array_init(|_| Default::default()),
-            wide_key: array_init::array_init(|_| Default::default()),
             w_count20: Default::default(),
             w_size20: Default::default(),
             w_sender32: Default::default(),
@@ -481,8 +474,7 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             w_ack_hi: Default::default(),
             tuple_lane: array_init::array_init(|i| Constant::new(i >= 2)),
             onehot: Default::default(),
-            wide_acc: array_init::array_init(|_| Default::default()),
-            pack: array_init::array_init(|_| Default::default()),
+            pack: Default::default(),
             wm: array_init::array_init(|_| Default::default()),
             busy: Default::default(),
             reg_merge: Default::default(),
@@ -925,19 +917,13 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         self.m_tlast.next = self.m_tvalid.val();
         self.m_tkeep.next = self.f_keep.data_out.val();
         self.m_tuser.next = self.f_kind.data_out.val();
+        // Lane i of the beat is {acc, key} of lane i.
         for i in 0..L {
-            self.wide_key[i].narrow.next = self.f_key[i].data_out.val();
-            self.wide_acc[i].narrow.next = self.f_acc[i].data_out.val();
-            self.lane_word[i].next =
-                (self.wide_acc[i].wide.val() << 32) | self.wide_key[i].wide.val();
+            self.lane_word[i].lo.next = self.f_key[i].data_out.val();
+            self.lane_word[i].hi.next = self.f_acc[i].data_out.val();
+            self.pack.lane[i].next = self.lane_word[i].out.val();
         }
-        self.pack[0].next = self.lane_word[0].val() << self.top_shift.val();
-        self.m_tdata.next = self.pack[0].val();
-        for i in 1..L {
-            self.pack[i].next = (self.pack[i - 1].val() >> self.lane_shift.val())
-                | (self.lane_word[i].val() << self.top_shift.val());
-            self.m_tdata.next = self.pack[i].val();
-        }
+        self.m_tdata.next = self.pack.out.val();
         self.f_keep.pop.next = self.m_tvalid.val() & self.m_tready.val();
         self.f_kind.pop.next = self.m_tvalid.val() & self.m_tready.val();
         for i in 0..L {

@@ -23,7 +23,7 @@
 //! earlier ones drain; an open frame never needs more, so the input never
 //! waits for room that draining frames cannot make.
 
-use crate::common::{konst, Cat, Fifo4, Widen};
+use crate::common::{konst, Cat, Fifo4, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::wire::KV_MAX_RECORDS;
@@ -151,8 +151,7 @@ pub struct RecPack {
     w_seq: Widen<64, 32>,
     w_blen: Widen<16, 11>,
     app: Cat<128, 64, 64>,
-    w_out: [Widen<512, 64>; LANES],
-    pack: [Signal<Local, Bits<512>>; LANES],
+    pack: Pack<512, 64, LANES>,
 
     // Constants.
     lane_no: [Constant<Bits<3>>; LANES],
@@ -176,8 +175,6 @@ pub struct RecPack {
     fl_flush: Constant<Bits<2>>,
     fl_fin: Constant<Bits<2>>,
     hdr_fixed: Constant<Bits<64>>,
-    lane_shift: Constant<Bits<16>>,
-    top_shift: Constant<Bits<16>>,
 }
 
 impl Default for RecPack {
@@ -288,8 +285,7 @@ impl RecPack {
             w_seq: Default::default(),
             w_blen: Default::default(),
             app: Default::default(),
-            w_out: array_init::array_init(|_| Default::default()),
-            pack: array_init::array_init(|_| Default::default()),
+            pack: Default::default(),
             lane_no: array_init::array_init(|j| konst(j as u64)),
             lane_no4: array_init::array_init(|j| konst(j as u64)),
             lane_no8: array_init::array_init(|j| konst(j as u64 + 8)),
@@ -311,8 +307,6 @@ impl RecPack {
             fl_flush: konst(1),
             fl_fin: konst(3),
             hdr_fixed: konst(hdr_fixed),
-            lane_shift: konst(64),
-            top_shift: konst(448),
         }
     }
 
@@ -560,13 +554,8 @@ impl Logic for RecPack {
         self.h_blen.next = self.w_blen.wide.val() << 3;
 
         for j in 0..8 {
-            self.w_out[j].narrow.next = self.mem[j].read_data.val();
+            self.pack.lane[j].next = self.mem[j].read_data.val();
         }
-        self.pack[0].next = self.w_out[0].wide.val() << self.top_shift.val();
-        for j in 1..8 {
-            self.pack[j].next = (self.pack[j - 1].val() >> self.lane_shift.val())
-                | (self.w_out[j].wide.val() << self.top_shift.val());
-        }
-        self.m_tdata.next = self.pack[7].val();
+        self.m_tdata.next = self.pack.out.val();
     }
 }

@@ -99,7 +99,7 @@ pub struct Deframe {
     c_ret_lo: Cat<80, 32, 48>,
     c_ret: Cat<96, 16, 80>,
     w_carry: Widen<512, 176>,
-    w_head: Widen<512, 336>,
+    c_mid: Cat<512, 336, 176>,
     w_k: Widen<7, 6>,
     carry6: Constant<Bits<6>>,
     strip6: Constant<Bits<6>>,
@@ -200,7 +200,7 @@ impl Deframe {
             c_ret_lo: Default::default(),
             c_ret: Default::default(),
             w_carry: Default::default(),
-            w_head: Default::default(),
+            c_mid: Default::default(),
             w_k: Default::default(),
             carry6: konst(22),
             strip6: konst(42),
@@ -313,10 +313,11 @@ impl Logic for Deframe {
             self.k.next = self.full7.val();
         }
         self.w_carry.narrow.next = self.carry.q.val();
-        self.w_head.narrow.next = self.s_tdata.val().get_bits::<336>(0);
+        self.c_mid.hi.next = self.s_tdata.val().get_bits::<336>(0);
+        self.c_mid.lo.next = self.carry.q.val();
         // Defaults: the engine path's middle beat.
         self.s_tready.next = self.m_tready.val();
-        self.m_tdata.next = self.w_carry.wide.val() | (self.w_head.wide.val() << 176);
+        self.m_tdata.next = self.c_mid.out.val();
         self.m_tkeep.next = self.ones64.val();
         self.m_tlast.next = false;
         self.m_tvalid.next = self.s_tvalid.val();

@@ -26,17 +26,17 @@
 //! has no interrupt line: [`Device::wait_irq`] waits out its timeout in
 //! device time and reports none.
 
-use crate::simulator::{BoxDut, Prepared, Simulator, SimulatorOptions};
+use crate::rtl_card::RtlCard;
+use crate::simulator::{Prepared, Simulator, SimulatorOptions};
 use crate::timed_model::TimedModel;
 use crate::SimError;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use weft_driver::iova::IovaAllocator;
 use weft_driver::{Device, DmaBuffer, Error, Frame, FramePorts, Port, Result};
 use weft_model::axil::{AxilMaster, MasterSignals, Op, Timing, DECERR, SLVERR};
-use weft_model::steer::{from_bytes, kept_bytes};
-use weft_model::top::{box_schedule, TopIn, TopOut};
+use weft_model::top::box_schedule;
 use weft_regs::BuildInfo;
 
 /// `axis_aclk`, the card's stream and engine clock: 250 MHz.
@@ -73,48 +73,8 @@ impl SimKind {
     }
 }
 
-/// A frame entering the top on one input, beat by beat.
-#[derive(Default)]
-struct Input {
-    frames: VecDeque<Vec<u8>>,
-    beat: usize,
-}
-
-impl Input {
-    fn beat(&self) -> Option<([u32; 16], u64, bool, u16)> {
-        let f = self.frames.front()?;
-        let at = 64 * self.beat;
-        let n = (f.len() - at).min(64);
-        let keep = if n == 64 { u64::MAX } else { (1 << n) - 1 };
-        Some((
-            from_bytes(&f[at..at + n]),
-            keep,
-            at + n == f.len(),
-            f.len() as u16,
-        ))
-    }
-
-    fn take(&mut self, last: bool) {
-        if last {
-            self.frames.pop_front();
-            self.beat = 0;
-        } else {
-            self.beat += 1;
-        }
-    }
-}
-
-/// The RTL card: the top as a DUT and its stream ports.
-struct Rtl {
-    dut: BoxDut<TopIn, TopOut>,
-    rx: Input,
-    h2c: Input,
-    cur_c2h: Vec<u8>,
-    cur_tx: Vec<u8>,
-}
-
 enum Backend {
-    Rtl(Box<Rtl>),
+    Rtl(RtlCard),
     Model(Box<TimedModel>),
 }
 
@@ -128,97 +88,14 @@ struct State {
 }
 
 impl State {
-    /// One base step of the RTL top with `m` on register interface 0.
-    fn step_rtl(
-        rtl: &mut Rtl,
-        step: u64,
-        m: &MasterSignals,
-        rstn: bool,
-    ) -> (TopOut, Vec<Frame>, Option<String>) {
-        let mut i = TopIn {
-            m_axis_qdma_c2h_tready: true,
-            m_axis_adap_tx_250mhz_tready: true,
-            mod_rstn: rstn,
-            ..Default::default()
-        };
-        i.set_master(0, m);
-        if let Some((d, k, l, z)) = rtl.rx.beat().filter(|_| rstn) {
-            i.s_axis_adap_rx_250mhz_tdata = d;
-            i.s_axis_adap_rx_250mhz_tkeep = k;
-            i.s_axis_adap_rx_250mhz_tlast = l;
-            i.s_axis_adap_rx_250mhz_tvalid = true;
-            i.s_axis_adap_rx_250mhz_tuser_size = z;
-        }
-        if let Some((d, k, l, z)) = rtl.h2c.beat().filter(|_| rstn) {
-            i.s_axis_qdma_h2c_tdata = d;
-            i.s_axis_qdma_h2c_tkeep = k;
-            i.s_axis_qdma_h2c_tlast = l;
-            i.s_axis_qdma_h2c_tvalid = true;
-            i.s_axis_qdma_h2c_tuser_size = z;
-        }
-        let o = rtl.dut.cycle(&i);
-        if i.s_axis_adap_rx_250mhz_tvalid && o.s_axis_adap_rx_250mhz_tready {
-            rtl.rx.take(i.s_axis_adap_rx_250mhz_tlast);
-        }
-        if i.s_axis_qdma_h2c_tvalid && o.s_axis_qdma_h2c_tready {
-            rtl.h2c.take(i.s_axis_qdma_h2c_tlast);
-        }
-        let mut out = vec![];
-        let mut fault = None;
-        let mut collect =
-            |cur: &mut Vec<u8>, port: Port, d: &[u32; 16], keep: u64, last: bool, size: u16| {
-                cur.extend(kept_bytes(d, keep));
-                if last {
-                    let bytes = std::mem::take(cur);
-                    if bytes.len() != size as usize {
-                        fault = Some(format!(
-                            "the card sent a {}-byte frame on the {} port with tuser_size {size}",
-                            bytes.len(),
-                            port.name()
-                        ));
-                    }
-                    out.push(Frame {
-                        port,
-                        cycle: step,
-                        bytes,
-                    });
-                }
-            };
-        if o.m_axis_qdma_c2h_tvalid {
-            collect(
-                &mut rtl.cur_c2h,
-                Port::Host,
-                &o.m_axis_qdma_c2h_tdata,
-                o.m_axis_qdma_c2h_tkeep,
-                o.m_axis_qdma_c2h_tlast,
-                o.m_axis_qdma_c2h_tuser_size,
-            );
-        }
-        if o.m_axis_adap_tx_250mhz_tvalid {
-            collect(
-                &mut rtl.cur_tx,
-                Port::Wire,
-                &o.m_axis_adap_tx_250mhz_tdata,
-                o.m_axis_adap_tx_250mhz_tkeep,
-                o.m_axis_adap_tx_250mhz_tlast,
-                o.m_axis_adap_tx_250mhz_tuser_size,
-            );
-        }
-        (o, out, fault)
-    }
-
     /// Step `n` base steps with register interface 0 idle.
     fn run(&mut self, n: u64) {
         match &mut self.backend {
             Backend::Rtl(rtl) => {
-                for _ in 0..n {
-                    let (_, out, fault) =
-                        Self::step_rtl(rtl, self.step, &MasterSignals::default(), true);
-                    self.out.extend(out);
-                    if self.fault.is_none() {
-                        self.fault = fault;
-                    }
-                    self.step += 1;
+                let fault = rtl.run(self.step, n, &mut self.out);
+                self.step += n;
+                if self.fault.is_none() {
+                    self.fault = fault;
                 }
             }
             Backend::Model(m) => {
@@ -365,24 +242,22 @@ impl SimDevice {
                 } else {
                     Simulator::Verilator
                 };
-                let dut = weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
-                    Prepared::new(
+                let card = weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
+                    let p = Prepared::new(
                         engine,
                         "weft_top",
                         move || weft_hdl::emit::top(&build),
                         false,
                         opts,
                     )?
-                    .with_schedule(box_schedule())?
-                    .instantiate(opts.waves.as_deref())
+                    .with_schedule(box_schedule())?;
+                    let waves = opts.waves.as_deref();
+                    match p.instantiate_verilator(waves)? {
+                        Some(d) if !opts.stepped => RtlCard::streamed(d),
+                        _ => Ok(RtlCard::stepped(p.instantiate(waves)?)),
+                    }
                 })?;
-                Backend::Rtl(Box::new(Rtl {
-                    dut,
-                    rx: Input::default(),
-                    h2c: Input::default(),
-                    cur_c2h: vec![],
-                    cur_tx: vec![],
-                }))
+                Backend::Rtl(card)
             }
         };
         let dev = Self {
@@ -408,12 +283,13 @@ impl SimDevice {
         let Backend::Rtl(rtl) = backend else {
             return Ok(());
         };
+        let mut sent = vec![];
         for _ in 0..RESET_STEPS {
-            State::step_rtl(rtl, *step, &MasterSignals::default(), false);
+            rtl.step(*step, &MasterSignals::default(), false, &mut sent);
             *step += 1;
         }
         for _ in 0..RESET_LIMIT {
-            let (o, _, _) = State::step_rtl(rtl, *step, &MasterSignals::default(), true);
+            let (o, _) = rtl.step(*step, &MasterSignals::default(), true, &mut sent);
             *step += 1;
             if o.mod_rst_done {
                 return Ok(());
@@ -433,7 +309,7 @@ impl SimDevice {
     /// with [`SimulatorOptions::profile`] on Verilator.
     pub fn profile(&self) -> Option<weft_model::DutProfile> {
         match &lock(&self.state).backend {
-            Backend::Rtl(rtl) => rtl.dut.profile(),
+            Backend::Rtl(rtl) => rtl.profile(),
             Backend::Model(_) => None,
         }
     }
@@ -467,8 +343,7 @@ impl SimDevice {
             if rises {
                 sig = master.drive();
             }
-            let (o, sent, f) = State::step_rtl(rtl, *step, &sig, true);
-            out.extend(sent);
+            let (o, f) = rtl.step(*step, &sig, true, out);
             if fault.is_none() {
                 *fault = f;
             }
@@ -567,10 +442,7 @@ impl FramePorts for SimDevice {
         let mut st = lock(&self.state);
         let now = st.step;
         match &mut st.backend {
-            Backend::Rtl(rtl) => match port {
-                Port::Wire => rtl.rx.frames.push_back(frame.to_vec()),
-                Port::Host => rtl.h2c.frames.push_back(frame.to_vec()),
-            },
+            Backend::Rtl(rtl) => rtl.push(port, frame),
             Backend::Model(m) => m.send(port, frame, now),
         }
         Ok(())
@@ -592,8 +464,7 @@ impl FramePorts for SimDevice {
     fn backlog(&self, port: Port) -> usize {
         let st = lock(&self.state);
         match (&st.backend, port) {
-            (Backend::Rtl(rtl), Port::Wire) => rtl.rx.frames.len(),
-            (Backend::Rtl(rtl), Port::Host) => rtl.h2c.frames.len(),
+            (Backend::Rtl(rtl), p) => rtl.backlog(p),
             (Backend::Model(m), p) => m.backlog(p),
         }
     }
@@ -601,12 +472,7 @@ impl FramePorts for SimDevice {
     fn busy(&self) -> bool {
         let st = lock(&self.state);
         match &st.backend {
-            Backend::Rtl(rtl) => {
-                !rtl.rx.frames.is_empty()
-                    || !rtl.h2c.frames.is_empty()
-                    || !rtl.cur_c2h.is_empty()
-                    || !rtl.cur_tx.is_empty()
-            }
+            Backend::Rtl(rtl) => rtl.busy(),
             Backend::Model(m) => m.busy(st.step),
         }
     }

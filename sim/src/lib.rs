@@ -27,6 +27,7 @@ pub mod net_regs_blocks;
 pub mod probe;
 pub mod qdma;
 pub mod rec_pack_blocks;
+mod rtl_card;
 pub mod simulator;
 pub mod timed_model;
 pub mod verilator;

@@ -57,6 +57,10 @@ pub struct SimulatorOptions<'a> {
     /// How Verilator's model is compiled (optimised by default; a short
     /// run asks for [`verilator::Optimisation::FastIfBuilt`]).
     pub optimisation: verilator::Optimisation,
+    /// On Verilator, step the simulated card's streams from the harness
+    /// one FFI call a step, as on rust-hdl, instead of inside the model
+    /// (the path before the model's own stream runner; for benchmarks).
+    pub stepped: bool,
 }
 
 /// A boxed DUT.
@@ -140,6 +144,19 @@ where
     /// A fresh instance (power-on state), with a waveform when `waves` is given.
     pub fn instantiate(&self, waves: Option<&Path>) -> Result<BoxDut<B::In, B::Out>, SimError> {
         self.instantiate_on(&self.schedule, waves)
+    }
+
+    /// A fresh Verilator instance on the prepared schedule, as its own type
+    /// (for [`vl::VerilatorDut::run`]); `None` on rust-hdl.
+    pub fn instantiate_verilator(
+        &self,
+        waves: Option<&Path>,
+    ) -> Result<Option<vl::VerilatorDut<B::In, B::Out>>, SimError> {
+        let Some(lib) = &self.lib else {
+            return Ok(None);
+        };
+        let d = vl::VerilatorDut::<B::In, B::Out>::with_schedule(lib, waves, self.schedule.clone())?;
+        Ok(Some(if self.profile { d.profiled() } else { d }))
     }
 
     /// A fresh instance stepping `schedule` instead of the prepared one (it

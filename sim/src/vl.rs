@@ -7,7 +7,9 @@
 
 use crate::hdl::HdlPorts;
 use crate::probe::ports_of;
-use crate::verilator::{self, BuildOptions, Dir, Library, Model, ModelSource, PortSpec};
+use crate::verilator::{
+    self, BuildOptions, Dir, Library, Model, ModelSource, PortSpec, StreamFrame,
+};
 use crate::SimError;
 use std::marker::PhantomData;
 use std::path::Path;
@@ -134,6 +136,10 @@ pub struct VerilatorDut<I, O> {
     /// The schedule with its bits in the model's clock order.
     by_port: Schedule,
     step: u64,
+    /// Clock masks of one [`run`](VerilatorDut::run), reused.
+    rising: Vec<u32>,
+    /// Evaluation seconds the wrapper had timed at the last run.
+    eval_seen: f64,
     _ports: PhantomData<fn(I) -> O>,
 }
 
@@ -176,6 +182,8 @@ impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
             schedule,
             by_port,
             step: 0,
+            rising: Vec::new(),
+            eval_seen: 0.0,
             _ports: PhantomData,
         })
     }
@@ -185,7 +193,68 @@ impl<I, O> VerilatorDut<I, O> {
     /// Count where time goes ([`Dut::profile`]): a few percent slower.
     pub fn profiled(mut self) -> Self {
         self.profile = Some(DutProfile::default());
+        self.model.profile_eval(true);
         self
+    }
+
+    /// The number of the design's input or output stream `name` (see
+    /// [`Library::streams`]), if it has one.
+    pub fn stream(&self, name: &str) -> Option<u32> {
+        self.model.library().stream(name)
+    }
+
+    /// Queue a frame on input stream `stream`, for [`run`](Self::run).
+    pub fn push(&mut self, stream: u32, frame: &[u8]) {
+        self.model.push(stream, frame);
+    }
+
+    /// Frames waiting on input stream `stream`, the one going in included.
+    pub fn backlog(&self, stream: u32) -> usize {
+        self.model.backlog(stream)
+    }
+
+    /// Bytes output stream `stream` holds of a frame not finished.
+    pub fn partial(&self, stream: u32) -> usize {
+        self.model.partial(stream)
+    }
+
+    /// The oldest frame output stream `stream` finished.
+    pub fn pop(&mut self, stream: u32) -> Option<StreamFrame> {
+        self.model.pop(stream)
+    }
+}
+
+impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
+    /// `n` steps in one call into the model, with `inputs` on every
+    /// non-stream port throughout and the design's streams driven and
+    /// collected inside it ([`Model::run`]); with `drive` false the input
+    /// streams are idle. Gives the same run as `n` [`Dut::cycle`]s whose
+    /// harness offered the same frames beat by beat; returns the outputs
+    /// before the last step's edge.
+    pub fn run(&mut self, inputs: &I, n: u64, drive: bool) -> O {
+        self.rising.clear();
+        self.rising
+            .extend((self.step..self.step + n).map(|s| self.by_port.rising(s)));
+        let first = self.step;
+        self.step += n;
+        let t0 = self.profile.is_some().then(Instant::now);
+        self.inw.clear();
+        inputs.pack(&mut self.inw);
+        self.model
+            .run(&self.inw, &mut self.outw, &self.rising, first, drive);
+        let o = O::unpack(&self.outw);
+        if let (Some(p), Some(t0)) = (self.profile.as_mut(), t0) {
+            // The wrapper timed its evaluations; the rest of the call drove
+            // the streams and the ports.
+            let eval = self.model.profile_eval(true);
+            let spent = t0.elapsed().as_secs_f64();
+            let new_eval = eval - self.eval_seen;
+            self.eval_seen = eval;
+            p.simulator += new_eval;
+            p.ports += (spent - new_eval).max(0.0);
+            p.steps += n;
+        }
+        o
     }
 }
 

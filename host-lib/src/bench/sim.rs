@@ -11,9 +11,13 @@
 //!
 //! The same seeded traffic runs on every simulation in one run:
 //! - Verilator on the Verilog every tool is given (one combinational block
-//!   per signal, `weft_hdl::comb_split`);
+//!   per signal, `weft_hdl::comb_split`), its streams driven inside the
+//!   model (`weft_run`: many steps a call), as every job runs it;
+//! - the same model stepped by the harness one FFI call a step, the
+//!   streams offered and collected beat by beat in Rust: the speed before
+//!   the model's stream runner;
 //! - Verilator on the Verilog as rust-hdl writes it (one combinational
-//!   block per module): the speed before the split;
+//!   block per module), stepped: the speed before the split;
 //! - rust-hdl's own simulator (a shorter run: it is ~1000x slower);
 //! - the top's reference model (`sim:model`: frames exact, cycles a timing
 //!   model).
@@ -105,8 +109,12 @@ pub struct SimBench {
     pub config_cycles: u64,
     /// The runs, fastest simulation first.
     pub runs: Vec<SimRun>,
-    /// Verilator on the split Verilog over Verilator on rust-hdl's own.
+    /// Verilator on the split Verilog over Verilator on rust-hdl's own,
+    /// both stepped by the harness.
     pub split_speedup: Option<f64>,
+    /// Verilator with the streams run inside the model over the same
+    /// model stepped by the harness.
+    pub runner_speedup: Option<f64>,
     /// Whether the RTL runs sent the same frames at the same cycles, over
     /// the cycles they all simulated.
     pub agree: bool,
@@ -135,49 +143,65 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let mut drives = Vec::new();
     let plan: Vec<(&str, SimKind, Shape, bool, u64)> = vec![
         (
-            "verilator",
+            VERILATOR,
             SimKind::Verilator,
             Shape::Split,
             false,
             opts.cycles,
         ),
         (
-            "verilator, rust-hdl's Verilog",
+            STEPPED,
+            SimKind::Verilator,
+            Shape::Split,
+            true,
+            opts.cycles,
+        ),
+        (
+            AS_GENERATED,
             SimKind::Verilator,
             Shape::AsGenerated,
-            false,
+            true,
             opts.cycles,
         ),
         (
             "rust-hdl",
             SimKind::RustHdl,
             Shape::Split,
-            false,
+            true,
             opts.rust_hdl_cycles,
         ),
         ("model", SimKind::Model, Shape::Split, false, opts.cycles),
     ];
-    for (name, kind, shape, profile, cycles) in plan {
+    let only = std::env::var("WEFT_BENCH_ONLY").ok();
+    for (name, kind, shape, stepped, cycles) in plan {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         if cycles == 0 {
             continue;
         }
         note(opts, &format!("{name}: {cycles} cycles"));
-        drives.push(drive(
-            name, kind, shape, profile, cycles, opts.seed, compare,
-        )?);
+        let how = How {
+            kind,
+            shape,
+            stepped,
+            profile: false,
+        };
+        drives.push(drive(name, how, cycles, opts.seed, compare)?);
     }
-    note(opts, "verilator, profiled");
-    let profiled = drive(
-        "verilator",
-        SimKind::Verilator,
-        Shape::Split,
-        true,
-        opts.cycles,
-        opts.seed,
-        0,
-    )?;
-    if let Some(d) = drives.first_mut() {
-        d.run.profile = profiled.run.profile;
+    // The profiled runs: where each Verilator path's time goes.
+    for name in [VERILATOR, STEPPED] {
+        note(opts, &format!("{name}, profiled"));
+        let how = How {
+            kind: SimKind::Verilator,
+            shape: Shape::Split,
+            stepped: name == STEPPED,
+            profile: true,
+        };
+        let profiled = drive(name, how, opts.cycles, opts.seed, 0)?;
+        if let Some(d) = drives.iter_mut().find(|d| d.run.simulation == name) {
+            d.run.profile = profiled.run.profile;
+        }
     }
     // The RTL runs (not the model: its cycles are a timing model's) must
     // agree frame for frame over the cycles they share.
@@ -192,10 +216,12 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
             .find(|d| d.run.simulation == n)
             .map(|d| d.run.cycles_per_second)
     };
-    let split_speedup = match (speed("verilator"), speed("verilator, rust-hdl's Verilog")) {
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
+    let split_speedup = ratio(speed(STEPPED), speed(AS_GENERATED));
+    let runner_speedup = ratio(speed(VERILATOR), speed(STEPPED));
     let config_cycles = drives.first().map_or(0, |d| d.config_cycles);
     let mut runs: Vec<SimRun> = drives.into_iter().map(|d| d.run).collect();
     runs.sort_by(|a, b| b.cycles_per_second.total_cmp(&a.cycles_per_second));
@@ -204,27 +230,36 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
         config_cycles,
         runs,
         split_speedup,
+        runner_speedup,
         agree,
         compared_cycles: compare,
     })
 }
 
-/// Configure a fresh card and run `cycles` of sustained traffic on it.
-fn drive(
-    name: &str,
+/// The Verilator run every job uses.
+const VERILATOR: &str = "verilator";
+/// The same model, stepped by the harness.
+const STEPPED: &str = "verilator, stepped";
+/// rust-hdl's own Verilog, stepped.
+const AS_GENERATED: &str = "verilator, rust-hdl's Verilog";
+
+/// How one run simulates the card.
+struct How {
     kind: SimKind,
     shape: Shape,
+    stepped: bool,
     profile: bool,
-    cycles: u64,
-    seed: u64,
-    compare: u64,
-) -> Result<Drive> {
+}
+
+/// Configure a fresh card and run `cycles` of sustained traffic on it.
+fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Drive> {
     let so = SimulatorOptions {
-        shape,
-        profile,
+        shape: how.shape,
+        profile: how.profile,
+        stepped: how.stepped,
         ..SimulatorOptions::default()
     };
-    let dev = SimDevice::open(kind, &so)?;
+    let dev = SimDevice::open(how.kind, &so)?;
     let mut traffic = Sustained::new(seed);
     for op in config_ops(traffic.setup()) {
         match op {

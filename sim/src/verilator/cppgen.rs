@@ -11,7 +11,9 @@ use super::{Dir, ModelSource, PortSpec, VerilatorError};
 /// 2: `weft_tick` takes a mask of rising clocks (several clocks).
 /// 3: `weft_step` (eval and tick in one call); clocks fall with the next
 /// inputs when not tracing.
-pub(crate) const ABI_VERSION: u32 = 3;
+/// 4: the stream runner (`weft_run`, `weft_push`, `weft_pop`, ...; see
+/// [`super::streams`]).
+pub(crate) const ABI_VERSION: u32 = 4;
 
 /// Most clocks a design may have: `weft_tick`'s mask is 32 bits.
 pub(crate) const MAX_CLOCKS: usize = 32;
@@ -237,6 +239,9 @@ pub(crate) fn wrapper(layout: &Layout, trace: bool) -> String {
             1u32 << i
         );
     }
+    let runner = super::streams::runner(layout, &set, &get);
+    let fields = runner.fields;
+    let run_code = runner.code;
     let signature = layout.signature(trace);
     let has_clock = u8::from(!layout.clocks.is_empty());
     let trace = u8::from(trace);
@@ -246,7 +251,12 @@ pub(crate) fn wrapper(layout: &Layout, trace: bool) -> String {
 // words (one FFI call per eval). Do not edit.
 #define WEFT_TRACE {trace}
 #define WEFT_HAS_CLOCK {has_clock}
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <deque>
+#include <vector>
 #include "verilated.h"
 #include "Vtop.h"
 #include "weft_ports.h"
@@ -257,6 +267,22 @@ pub(crate) fn wrapper(layout: &Layout, trace: bool) -> String {
 #define WEFT_API extern "C" __attribute__((visibility("default")))
 
 namespace {{
+// An input stream's queue: the head frame goes in one beat a step.
+struct WeftInStream {{
+    std::deque<std::vector<uint8_t>> q;
+    size_t beat = 0;
+}};
+// A frame an output stream finished, with the base step of its last beat.
+struct WeftOutFrame {{
+    std::vector<uint8_t> bytes;
+    uint64_t step;
+    uint32_t size;
+}};
+struct WeftOutStream {{
+    std::vector<uint8_t> cur;
+    std::deque<WeftOutFrame> done;
+}};
+
 struct WeftModel {{
     VerilatedContext* ctx = nullptr;
     Vtop* top = nullptr;
@@ -269,7 +295,7 @@ struct WeftModel {{
     // they fall together with the next inputs, in one evaluation (rust-hdl
     // designs have no negedge logic, so nothing sees the fall by itself).
     uint32_t high = 0;
-}};
+{fields}}};
 
 // Lower the clocks the last tick left high (the caller then evaluates).
 inline void weft_fall(WeftModel* m) {{
@@ -423,7 +449,7 @@ WEFT_API void weft_step(void* p, const uint32_t* in, uint32_t* out, uint32_t ris
     weft_eval_in(m, in, out);
     weft_tick_in(m, rising);
 }}
-"#
+{run_code}"#
     )
 }
 

@@ -53,12 +53,14 @@ mod cache;
 mod cppgen;
 mod lint;
 mod model;
+mod streams;
 mod toolchain;
 
 pub use builder::build;
 pub use cache::{default_cache_dir, default_cache_dir_from};
 pub use lint::{lint, lint_with_waivers, LintReport};
-pub use model::{Library, Model};
+pub use model::{Library, Model, StreamFrame};
+pub use streams::{Stream, StreamDir};
 pub use toolchain::{toolchain, Toolchain};
 
 /// Direction of a port of the top module.

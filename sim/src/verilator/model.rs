@@ -14,6 +14,22 @@ type FreeFn = unsafe extern "C" fn(*mut c_void);
 type EvalFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32);
 type TickFn = unsafe extern "C" fn(*mut c_void, u32);
 type StepFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, u32);
+type PushFn = unsafe extern "C" fn(*mut c_void, u32, *const u8, u32) -> i32;
+type CountFn = unsafe extern "C" fn(*mut c_void, u32) -> u32;
+type PopFn = unsafe extern "C" fn(*mut c_void, u32, *mut u8, u64, *mut u64, *mut u32) -> i64;
+type ProfileFn = unsafe extern "C" fn(*mut c_void, u32) -> u64;
+type RunFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, *const u32, u64, u64, u32);
+
+/// A frame an output stream of the model finished.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamFrame {
+    /// Its bytes (those its beats kept).
+    pub bytes: Vec<u8>,
+    /// The base step of its last beat.
+    pub step: u64,
+    /// Its last beat's `tuser_size` (0 for a stream without one).
+    pub size: u32,
+}
 
 /// A built design: the loaded shared object plus its port metadata. Shared
 /// by every [`Model`] instantiated from it; the shared object stays loaded
@@ -30,6 +46,13 @@ pub struct Library {
     eval_fn: EvalFn,
     tick_fn: TickFn,
     step_fn: StepFn,
+    push_fn: PushFn,
+    backlog_fn: CountFn,
+    partial_fn: CountFn,
+    pop_fn: PopFn,
+    profile_fn: ProfileFn,
+    run_fn: RunFn,
+    streams: Vec<super::Stream>,
     // Last: the function pointers above point into it.
     _lib: libloading::Library,
 }
@@ -109,6 +132,24 @@ impl Library {
             let step_fn: StepFn = *lib
                 .get::<StepFn>(b"weft_step\0")
                 .map_err(|e| load_err("weft_step", e))?;
+            let push_fn: PushFn = *lib
+                .get::<PushFn>(b"weft_push\0")
+                .map_err(|e| load_err("weft_push", e))?;
+            let backlog_fn: CountFn = *lib
+                .get::<CountFn>(b"weft_backlog\0")
+                .map_err(|e| load_err("weft_backlog", e))?;
+            let partial_fn: CountFn = *lib
+                .get::<CountFn>(b"weft_partial\0")
+                .map_err(|e| load_err("weft_partial", e))?;
+            let pop_fn: PopFn = *lib
+                .get::<PopFn>(b"weft_pop\0")
+                .map_err(|e| load_err("weft_pop", e))?;
+            let profile_fn: ProfileFn = *lib
+                .get::<ProfileFn>(b"weft_profile\0")
+                .map_err(|e| load_err("weft_profile", e))?;
+            let run_fn: RunFn = *lib
+                .get::<RunFn>(b"weft_run\0")
+                .map_err(|e| load_err("weft_run", e))?;
             Ok(Library {
                 path: path.to_path_buf(),
                 cache_hit,
@@ -121,6 +162,13 @@ impl Library {
                 eval_fn,
                 tick_fn,
                 step_fn,
+                push_fn,
+                backlog_fn,
+                partial_fn,
+                pop_fn,
+                profile_fn,
+                run_fn,
+                streams: super::streams::streams(layout),
                 _lib: lib,
             })
         }
@@ -176,6 +224,26 @@ impl Library {
     /// Length of the packed `outputs` slice of [`Model::eval`].
     pub fn output_words(&self) -> usize {
         self.out_words
+    }
+
+    /// The design's AXI4-Stream bundles, which [`Model::run`] drives: the
+    /// inputs (numbered from 0 in this order for [`Model::push`]) first,
+    /// then the outputs (numbered from 0 among themselves for
+    /// [`Model::pop`]).
+    pub fn streams(&self) -> &[super::Stream] {
+        &self.streams
+    }
+
+    /// The number of input stream `name` for [`Model::push`], or of output
+    /// stream `name` for [`Model::pop`].
+    pub fn stream(&self, name: &str) -> Option<u32> {
+        let s = self.streams.iter().find(|s| s.name == name)?;
+        let n = self
+            .streams
+            .iter()
+            .filter(|t| t.dir == s.dir)
+            .position(|t| t.name == name)?;
+        Some(n as u32)
     }
 }
 
@@ -332,6 +400,112 @@ impl Model {
     pub fn step(&mut self, rising: u32) {
         // SAFETY: ptr is a live model; the wrapper tests each bit it knows.
         unsafe { (self.lib.tick_fn)(self.ptr, rising) }
+    }
+
+    /// Queue `frame` on input stream `stream` ([`Library::stream`]) for
+    /// [`run`](Model::run).
+    ///
+    /// # Panics
+    ///
+    /// If there is no such input stream or the frame is empty (caller
+    /// bugs: a frame has at least one beat).
+    pub fn push(&mut self, stream: u32, frame: &[u8]) {
+        let len = u32::try_from(frame.len()).expect("a frame under 4 GiB");
+        // SAFETY: ptr is a live model; the bytes outlive the call, which
+        // copies them.
+        let r = unsafe { (self.lib.push_fn)(self.ptr, stream, frame.as_ptr(), len) };
+        assert_eq!(r, 0, "Model::push: stream {stream}, {len} bytes refused");
+    }
+
+    /// Frames waiting on input stream `stream`, the one going in included.
+    pub fn backlog(&self, stream: u32) -> usize {
+        // SAFETY: ptr is a live model; an unknown stream reads as 0.
+        unsafe { (self.lib.backlog_fn)(self.ptr, stream) as usize }
+    }
+
+    /// Bytes output stream `stream` has collected of a frame not finished.
+    pub fn partial(&self, stream: u32) -> usize {
+        // SAFETY: ptr is a live model; an unknown stream reads as 0.
+        unsafe { (self.lib.partial_fn)(self.ptr, stream) as usize }
+    }
+
+    /// The oldest frame output stream `stream` finished, if any.
+    pub fn pop(&mut self, stream: u32) -> Option<StreamFrame> {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let (mut step, mut size) = (0u64, 0u32);
+            // SAFETY: ptr is a live model; buf has buf.len() writable bytes
+            // and the out-pointers are valid for the call.
+            let n = unsafe {
+                (self.lib.pop_fn)(
+                    self.ptr,
+                    stream,
+                    buf.as_mut_ptr(),
+                    buf.len() as u64,
+                    &mut step,
+                    &mut size,
+                )
+            };
+            let n = usize::try_from(n).ok()?;
+            if n > buf.len() {
+                buf.resize(n, 0);
+                continue;
+            }
+            buf.truncate(n);
+            return Some(StreamFrame {
+                bytes: buf,
+                step,
+                size,
+            });
+        }
+    }
+
+    /// Time [`run`](Model::run)'s evaluations from now on (or stop), and
+    /// the seconds timed so far.
+    pub fn profile_eval(&mut self, on: bool) -> f64 {
+        // SAFETY: ptr is a live model.
+        let ns = unsafe { (self.lib.profile_fn)(self.ptr, u32::from(on)) };
+        ns as f64 * 1e-9
+    }
+
+    /// `rising.len()` base steps numbered from `first` in one call, step
+    /// `i`'s clocks rising as `rising[i]` says, with the non-stream inputs
+    /// `inputs` (packed; the stream ports' words are ignored) throughout.
+    /// With `drive`, every input stream offers its queue's head one beat a
+    /// step and moves on where the design took it; without, the input
+    /// streams are idle. Every output stream collects the beats the design
+    /// hands over. Each step is [`eval_step`](Model::eval_step)'s, in the
+    /// same order; `outputs` gets the outputs before the last step's edge.
+    ///
+    /// # Panics
+    ///
+    /// As [`eval`](Model::eval), for slices of the wrong length.
+    pub fn run(
+        &mut self,
+        inputs: &[u32],
+        outputs: &mut [u32],
+        rising: &[u32],
+        first: u64,
+        drive: bool,
+    ) {
+        assert_eq!(inputs.len(), self.lib.in_words, "Model::run: input words");
+        assert_eq!(outputs.len(), self.lib.out_words, "Model::run: output words");
+        if rising.is_empty() {
+            return;
+        }
+        // SAFETY: the slices have the lengths the wrapper was generated for
+        // (rising: exactly n masks), and ptr is a live model.
+        unsafe {
+            (self.lib.run_fn)(
+                self.ptr,
+                inputs.as_ptr(),
+                outputs.as_mut_ptr(),
+                rising.as_ptr(),
+                rising.len() as u64,
+                first,
+                u32::from(drive),
+            )
+        }
     }
 }
 

@@ -571,7 +571,7 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
     );
     for run in &r.runs {
         println!(
-            "  {:<30} {:>9} cycles {:>8.2} s {:>12.0} cycles/s   {:>6} frames in, {:>6} out, {:.1} bytes in/cycle",
+            "  {:<32} {:>9} cycles {:>8.2} s {:>12.0} cycles/s   {:>6} frames in, {:>6} out, {:.1} bytes in/cycle",
             run.simulation,
             run.cycles,
             run.seconds,
@@ -582,7 +582,7 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
         );
         if let Some(p) = &run.profile {
             println!(
-                "  {:<30} profiled at {:.0} cycles/s: {:.0}% in the Verilated model, {:.0}% packing ports, {:.0}% harness",
+                "  {:<32} profiled at {:.0} cycles/s: {:.0}% in the Verilated model, {:.0}% packing ports and driving streams, {:.0}% harness",
                 "",
                 p.cycles_per_second,
                 100.0 * p.model,
@@ -591,8 +591,11 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
             );
         }
     }
+    if let Some(x) = r.runner_speedup {
+        println!("  streams run inside the model (many steps a call): {x:.2}x the speed of one FFI call a step");
+    }
     if let Some(x) = r.split_speedup {
-        println!("  one combinational block per signal: {x:.2}x the speed of rust-hdl's own Verilog on Verilator");
+        println!("  one combinational block per signal: {x:.2}x the speed of rust-hdl's own Verilog on Verilator (both stepped)");
     }
     println!(
         "  the RTL runs {} frame for frame over the first {} cycles",
