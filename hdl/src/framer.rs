@@ -254,6 +254,7 @@ pub struct Framer {
     fixed_sum: Constant<Bits<20>>,
     ones64: Constant<Bits<64>>,
     ones512: Constant<Bits<512>>,
+    zero512: Constant<Bits<512>>,
 }
 
 impl Default for Framer {
@@ -341,6 +342,7 @@ impl Framer {
             fixed_sum: konst(0x4500 + 0x4000 + ((TTL as u64) << 8 | PROTO_UDP as u64)),
             ones64: konst(u64::MAX),
             ones512: Constant::new(!Bits::<512>::default()),
+            zero512: Constant::new(Bits::<512>::default()),
         }
     }
 
@@ -427,10 +429,16 @@ impl Logic for Framer {
         }
         self.w_amt.narrow.next = self.data_amt.val();
         self.amt9.next = self.w_amt.wide.val() << 3;
-        self.mask.next = self.ones512.val() >> self.amt9.val();
-        self.m_tdata.next = self.c_o42.out.val() & self.mask.val();
-        if self.h_has_app.val() {
-            self.m_tdata.next = self.c_o58.out.val() & self.mask.val();
+        // Without metadata there is no beat, and the data is 0: a
+        // cycle-based simulator then skips the full-width mask.
+        self.mask.next = self.zero512.val();
+        self.m_tdata.next = self.zero512.val();
+        if self.h_valid.val() {
+            self.mask.next = self.ones512.val() >> self.amt9.val();
+            self.m_tdata.next = self.c_o42.out.val() & self.mask.val();
+            if self.h_has_app.val() {
+                self.m_tdata.next = self.c_o58.out.val() & self.mask.val();
+            }
         }
         self.keep_amt.next = self.zero6.val() - self.rem_l.val().get_bits::<6>(0);
         self.m_tkeep.next = self.ones64.val();

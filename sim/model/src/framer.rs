@@ -45,8 +45,8 @@
 //!   no added latency, and one beat leaves per cycle sustained, across
 //!   frames too.
 //! - The outputs are computed from the inputs whether or not they are
-//!   valid (`m_tdata` is defined in every cycle), exactly as the RTL does:
-//!   the data mask keeps `(T - off) mod 64` bytes (all 64 when that is 0 or
+//!   valid, exactly as the RTL does, except that `m_tdata` is 0 while
+//!   `h_valid` is low (no metadata, no beat): the data mask keeps `(T - off) mod 64` bytes (all 64 when that is 0 or
 //!   `T - off >= 64`), `m_tkeep` on the last beat the low `(L - off) mod 64`
 //!   bytes (all 64 for 0).
 
@@ -279,6 +279,9 @@ impl FramerModel {
             rem_t as usize
         };
         b[n..].fill(0);
+        if !i.h_valid {
+            b.fill(0);
+        }
         let m_tvalid = i.h_valid && (!body || i.s_tvalid);
         let fire = m_tvalid && i.m_tready;
         let out = FramerOut {
