@@ -97,11 +97,12 @@ fn grad_bench_refuses_a_jitter_outside_0_to_1() {
     assert!(err.contains("--jitter 1.5: must be 0 to 1"), "{err}");
 }
 
-/// `weft bench sim` at a small size: the split Verilog, rust-hdl's own
+/// `weft bench sim` at a small size: the model's stream runner (one and
+/// two evaluations a step), the harness stepping the model, rust-hdl's own
 /// Verilog and rust-hdl's simulator send the same frames at the same
 /// cycles under the same mixed traffic (the whole top, cycle by cycle: the
-/// comb split changes nothing a port can see), and the profiled Verilator
-/// run accounts for its time.
+/// comb split and the runner change nothing a port can see), and the
+/// profiled Verilator run accounts for its time.
 #[test]
 fn sim_bench_runs_agree_frame_for_frame() {
     if !weft_sim::simulator::verilator_usable() {
@@ -111,14 +112,19 @@ fn sim_bench_runs_agree_frame_for_frame() {
         cycles: 3000,
         rust_hdl_cycles: 300,
         seed: 2,
+        repeat: 2,
+        only: None,
         progress: None,
     })
     .unwrap();
     assert!(r.agree, "the RTL runs sent different frames");
     assert_eq!(r.compared_cycles, 300);
+    assert_eq!(r.verilator_compared_cycles, 3000);
     let names: Vec<&str> = r.runs.iter().map(|x| x.simulation.as_str()).collect();
     for want in [
         "verilator",
+        "verilator, two evaluations a step",
+        "verilator, stepped",
         "verilator, rust-hdl's Verilog",
         "rust-hdl",
         "model",

@@ -253,7 +253,12 @@ impl SimDevice {
                     .with_schedule(box_schedule())?;
                     let waves = opts.waves.as_deref();
                     match p.instantiate_verilator(waves)? {
-                        Some(d) if !opts.stepped => RtlCard::streamed(d),
+                        Some(mut d) if !opts.stepped => {
+                            // No input stream of weft_top reaches an output
+                            // combinationally (sim/tests/top.rs checks it).
+                            d.set_one_eval(!opts.two_evaluations);
+                            RtlCard::streamed(d)
+                        }
                         _ => Ok(RtlCard::stepped(p.instantiate(waves)?)),
                     }
                 })?;

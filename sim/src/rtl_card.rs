@@ -120,9 +120,8 @@ impl RtlCard {
     /// The top on Verilator.
     pub(crate) fn streamed(dut: VerilatorDut<TopIn, TopOut>) -> Result<Self, SimError> {
         let num = |name: &str| {
-            dut.stream(name).ok_or_else(|| {
-                SimError::Ports(format!("weft_top's model has no stream {name}"))
-            })
+            dut.stream(name)
+                .ok_or_else(|| SimError::Ports(format!("weft_top's model has no stream {name}")))
         };
         Ok(RtlCard::Streamed(Box::new(Streamed {
             rx: num("s_axis_adap_rx_250mhz")?,

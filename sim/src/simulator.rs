@@ -61,7 +61,14 @@ pub struct SimulatorOptions<'a> {
     /// one FFI call a step, as on rust-hdl, instead of inside the model
     /// (the path before the model's own stream runner; for benchmarks).
     pub stepped: bool,
+    /// On Verilator, take two evaluations a step in the model's stream
+    /// runner instead of one (the path before one evaluation a step; for
+    /// benchmarks).
+    pub two_evaluations: bool,
 }
+
+/// A Verilated block, as its own type.
+pub type VlDut<B> = vl::VerilatorDut<<B as HdlPorts>::In, <B as HdlPorts>::Out>;
 
 /// A boxed DUT.
 pub type BoxDut<I, O> = Box<dyn Dut<In = I, Out = O> + Send>;
@@ -151,11 +158,12 @@ where
     pub fn instantiate_verilator(
         &self,
         waves: Option<&Path>,
-    ) -> Result<Option<vl::VerilatorDut<B::In, B::Out>>, SimError> {
+    ) -> Result<Option<VlDut<B>>, SimError> {
         let Some(lib) = &self.lib else {
             return Ok(None);
         };
-        let d = vl::VerilatorDut::<B::In, B::Out>::with_schedule(lib, waves, self.schedule.clone())?;
+        let d =
+            vl::VerilatorDut::<B::In, B::Out>::with_schedule(lib, waves, self.schedule.clone())?;
         Ok(Some(if self.profile { d.profiled() } else { d }))
     }
 

@@ -203,6 +203,12 @@ impl<I, O> VerilatorDut<I, O> {
         self.model.library().stream(name)
     }
 
+    /// One evaluation a step in [`run`](Self::run); see
+    /// [`Model::set_one_eval`] for when that is sound. Whether it took.
+    pub fn set_one_eval(&mut self, on: bool) -> bool {
+        self.model.set_one_eval(on)
+    }
+
     /// Queue a frame on input stream `stream`, for [`run`](Self::run).
     pub fn push(&mut self, stream: u32, frame: &[u8]) {
         self.model.push(stream, frame);

@@ -222,10 +222,6 @@ pub fn synth_xilinx(
 ) -> Result<Resources, YosysError> {
     check_name("top module", top)?;
     check_name("family", &opts.family)?;
-    let dir = TempDir::new()?;
-    let design = dir.path().join("design.v");
-    std::fs::write(&design, verilog)
-        .map_err(|e| io_err(format!("writing {}", design.display()), e))?;
     let script = format!(
         "read_verilog design.v\n\
          synth_xilinx -family {family} -top {top}{flatten} -noiopad\n\
@@ -233,7 +229,69 @@ pub fn synth_xilinx(
         family = opts.family,
         flatten = if opts.flatten { " -flatten" } else { "" },
     );
-    let script_path = dir.path().join("synth.ys");
+    let report = run_script(verilog, &script, "stat.txt", opts.timeout)?;
+    parse_stat(&report, top)
+}
+
+/// Flip-flop cell types after `proc`: where a combinational path ends.
+const FLOPS: &str =
+    "$dff,$dffe,$adff,$adffe,$sdff,$sdffe,$sdffce,$aldff,$aldffe,$dffsr,$dffsre,$memwr,$memwr_v2";
+
+/// The output ports of module `top` that a combinational path reaches from
+/// any input port whose name starts with one of `from` (a path through
+/// logic and memory reads, not through a flip-flop), sorted.
+///
+/// Runs `proc; flatten` and yosys's output-cone selection stopped at
+/// flip-flops: a structural answer, for every state and input value.
+pub fn comb_outputs(
+    verilog: &str,
+    top: &str,
+    from: &[&str],
+    timeout: Duration,
+) -> Result<Vec<String>, YosysError> {
+    check_name("top module", top)?;
+    for f in from {
+        check_name("input prefix", f)?;
+    }
+    let inputs: Vec<String> = from.iter().map(|f| format!("i:{f}*")).collect();
+    let script = format!(
+        "read_verilog design.v\n\
+         hierarchy -top {top}\n\
+         proc\n\
+         flatten\n\
+         opt_clean\n\
+         select -set from {inputs}\n\
+         select -set cone @from %coe*:-{FLOPS}\n\
+         select -write reach.txt @cone o:* %i\n",
+        inputs = inputs.join(" "),
+    );
+    let text = run_script(verilog, &script, "reach.txt", timeout)?;
+    let mut ports: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix(&format!("{top}/"))
+                .map(str::to_string)
+        })
+        .collect();
+    ports.sort();
+    Ok(ports)
+}
+
+/// Run the yosys `script` on `verilog` (read as `design.v`) in a fresh
+/// temporary directory, killing it after `timeout`, and return the text of
+/// the file `result` it writes.
+fn run_script(
+    verilog: &str,
+    script: &str,
+    result: &str,
+    timeout: Duration,
+) -> Result<String, YosysError> {
+    let dir = TempDir::new()?;
+    let design = dir.path().join("design.v");
+    std::fs::write(&design, verilog)
+        .map_err(|e| io_err(format!("writing {}", design.display()), e))?;
+    let script_path = dir.path().join("script.ys");
     std::fs::write(&script_path, script)
         .map_err(|e| io_err(format!("writing {}", script_path.display()), e))?;
 
@@ -243,7 +301,7 @@ pub fn synth_xilinx(
     let out = File::create(&out_path).map_err(|e| io_err("creating yosys.out", e))?;
     let err = File::create(&err_path).map_err(|e| io_err("creating yosys.err", e))?;
     let mut cmd = Command::new(&bin);
-    cmd.args(["-q", "-s", "synth.ys"])
+    cmd.args(["-q", "-s", "script.ys"])
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(out)
@@ -259,12 +317,12 @@ pub fn synth_xilinx(
         bin: bin.clone(),
         source,
     })?;
-    let outcome = wait_with_timeout(child, opts.timeout)?;
+    let outcome = wait_with_timeout(child, timeout)?;
     let output = || read_output(&out_path, &err_path);
     match outcome {
         None => {
             return Err(YosysError::Timeout {
-                timeout: opts.timeout,
+                timeout,
                 output: output(),
             })
         }
@@ -276,13 +334,12 @@ pub fn synth_xilinx(
         }
         Some(_) => {}
     }
-    let stat_path = dir.path().join("stat.txt");
-    let report = std::fs::read_to_string(&stat_path).map_err(|e| {
-        let mut context = format!("reading {}", stat_path.display());
+    let result_path = dir.path().join(result);
+    std::fs::read_to_string(&result_path).map_err(|e| {
+        let mut context = format!("reading {}", result_path.display());
         let _ = write!(context, " (yosys output:\n{})", output());
         io_err(context, e)
-    })?;
-    parse_stat(&report, top)
+    })
 }
 
 /// Reject names that would break the yosys script.

@@ -212,3 +212,75 @@ fn the_same_frames_on_every_simulation() {
         );
     }
 }
+
+/// The model's stream runner (one evaluation a step, and two) and the
+/// harness stepping the model one FFI call a step give the same run: the
+/// same frames at the same cycles and the same register values, with
+/// register accesses (which step one cycle at a time) between stretches
+/// of traffic of every length, frames offered part way through a run.
+#[test]
+fn the_stream_runner_is_the_stepped_harness() {
+    if !verilator_usable() {
+        return;
+    }
+    let open_with = |stepped: bool, two: bool| {
+        SimDevice::open(
+            SimKind::Verilator,
+            &SimulatorOptions {
+                stepped,
+                two_evaluations: two,
+                ..SimulatorOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let run = |dev: &SimDevice| {
+        configure(dev);
+        let sender = Endpoint {
+            mac: [0x02, 0, 0, 0, 1, 9],
+            ip: Ipv4Addr::new(10, 0, 1, 9),
+            port: 40009,
+        };
+        let tuples = tuples();
+        let mut seen = vec![];
+        let mut reads = vec![];
+        for round in 0..24u32 {
+            let t = &tuples[(round as usize % 4) * 10..][..10];
+            let h = kp::Header::data(3, 0, round, t.len() as u16);
+            dev.send(
+                Port::Wire,
+                &build_frame(&sender, &card(), &kp::encode(&h, t)),
+            )
+            .unwrap();
+            let other = build_frame(
+                &sender,
+                &collector(),
+                &vec![round as u8; 40 + 37 * round as usize],
+            );
+            dev.send(Port::Host, &other).unwrap();
+            // Stretches of 1 to a few hundred cycles, so runs end part way
+            // through frames.
+            dev.advance(1 + (round as u64 * 53) % 300).unwrap();
+            reads.push(dev.read_reg(&net::CTRL).unwrap());
+            reads.push(dev.read_reg(&id::MAGIC).unwrap());
+        }
+        dev.write_reg(&kv::CMD, kv::CMD_FLUSH.set(0, 1)).unwrap();
+        dev.advance(20_000).unwrap();
+        for f in dev.recv().unwrap() {
+            seen.push((f.cycle, f.port, f.bytes));
+        }
+        (seen, reads, dev.cycles())
+    };
+    let stepped = run(&open_with(true, false));
+    assert!(stepped.0.len() > 40, "{} frames", stepped.0.len());
+    assert_eq!(
+        run(&open_with(false, true)),
+        stepped,
+        "two evaluations a step"
+    );
+    assert_eq!(
+        run(&open_with(false, false)),
+        stepped,
+        "one evaluation a step"
+    );
+}

@@ -294,6 +294,23 @@ fn build_model(
     let header = read(&obj.join("Vtop.h"))?;
     let ports_h = cppgen::ports_header(layout, &cppgen::header_ports(&header))?;
     write(&obj.join("weft_ports.h"), &ports_h)?;
+    let mut fast_cpp = Vec::new();
+    for entry in
+        std::fs::read_dir(&obj).map_err(VerilatorError::io(format!("listing {}", obj.display())))?
+    {
+        let path = entry
+            .map_err(VerilatorError::io(format!("listing {}", obj.display())))?
+            .path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("Vtop___024root__DepSet") && !name.contains("Slow") {
+            fast_cpp.push(read(&path)?);
+        }
+    }
+    let root_h = read(&obj.join("Vtop___024root.h")).unwrap_or_default();
+    write(
+        &obj.join("weft_trig.h"),
+        &super::streams::triggers_header(&root_h, &fast_cpp),
+    )?;
     write(&obj.join("weft_wrapper.cpp"), wrapper)?;
     let classes = cppgen::classes_mk(&read(&obj.join("Vtop_classes.mk"))?);
     if classes.fast.is_empty() {

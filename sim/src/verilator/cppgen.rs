@@ -260,6 +260,10 @@ pub(crate) fn wrapper(layout: &Layout, trace: bool) -> String {
 #include "verilated.h"
 #include "Vtop.h"
 #include "weft_ports.h"
+#include "weft_trig.h"
+#if WEFT_ONE_EVAL
+#include "Vtop___024root.h"
+#endif
 #if WEFT_TRACE
 #include "verilated_vcd_c.h"
 #endif
@@ -295,7 +299,34 @@ struct WeftModel {{
     // they fall together with the next inputs, in one evaluation (rust-hdl
     // designs have no negedge logic, so nothing sees the fall by itself).
     uint32_t high = 0;
+    // One evaluation a step in weft_run (weft_one_eval), and the triggers'
+    // state with every clock low it needs.
+    bool one_eval = false;
+    bool trig_saved = false;
+    CData trig_low[WEFT_NTRIG > 0 ? WEFT_NTRIG : 1] = {{0}};
 {fields}}};
+
+#if WEFT_ONE_EVAL
+// The edge-detection state of every trigger (a clock's last value), as it
+// is after an evaluation with every clock low: restored before a step that
+// raises clocks in the same evaluation as its inputs change.
+inline void weft_save_triggers(WeftModel* m) {{
+    Vtop___024root* const r = m->top->rootp;
+    int i = 0;
+#define WEFT_SAVE(x) m->trig_low[i++] = r->x;
+    WEFT_TRIGGERS(WEFT_SAVE)
+#undef WEFT_SAVE
+    m->trig_saved = true;
+}}
+
+inline void weft_restore_triggers(WeftModel* m) {{
+    Vtop___024root* const r = m->top->rootp;
+    int i = 0;
+#define WEFT_RESTORE(x) r->x = m->trig_low[i++];
+    WEFT_TRIGGERS(WEFT_RESTORE)
+#undef WEFT_RESTORE
+}}
+#endif
 
 // Lower the clocks the last tick left high (the caller then evaluates).
 inline void weft_fall(WeftModel* m) {{
@@ -400,6 +431,28 @@ inline void weft_eval_in(WeftModel* m, const uint32_t* in, uint32_t* out) {{
 // state set by the last evals is dumped just after the previous falling
 // edge (rise - 4), then at each edge; otherwise they fall with the next
 // inputs (or at the next tick, if no inputs come first).
+#if WEFT_ONE_EVAL && !WEFT_TRACE
+// One base step in one evaluation: the clocks of the last step go low and
+// those of `rising` high at once, with the inputs already set, and the
+// triggers are told every clock was low before, so the evaluation settles
+// the new inputs and then takes the edge, as the two evaluations of
+// weft_eval_in and weft_tick_in do. What it cannot give is the outputs
+// between the two: a caller that reads them before the edge reads those
+// after the last edge, which is the same only where no input that changed
+// reaches an output combinationally.
+inline void weft_one_step(WeftModel* m, uint32_t rising) {{
+    const uint64_t rise = m->next_rise;
+    weft_fall(m);
+    {{
+{rise}    }}
+    weft_restore_triggers(m);
+    m->top->eval();
+    weft_at(m, rise);
+    m->high = rising;
+    m->next_rise = rise + 10;
+}}
+#endif
+
 inline void weft_tick_in(WeftModel* m, uint32_t rising) {{
     const uint64_t rise = m->next_rise;
     if (m->last_dump < rise - 4) weft_at(m, rise - 4);

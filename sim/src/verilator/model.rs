@@ -18,6 +18,7 @@ type PushFn = unsafe extern "C" fn(*mut c_void, u32, *const u8, u32) -> i32;
 type CountFn = unsafe extern "C" fn(*mut c_void, u32) -> u32;
 type PopFn = unsafe extern "C" fn(*mut c_void, u32, *mut u8, u64, *mut u64, *mut u32) -> i64;
 type ProfileFn = unsafe extern "C" fn(*mut c_void, u32) -> u64;
+type OneEvalFn = unsafe extern "C" fn(*mut c_void, u32) -> u32;
 type RunFn = unsafe extern "C" fn(*mut c_void, *const u32, *mut u32, *const u32, u64, u64, u32);
 
 /// A frame an output stream of the model finished.
@@ -51,6 +52,7 @@ pub struct Library {
     partial_fn: CountFn,
     pop_fn: PopFn,
     profile_fn: ProfileFn,
+    one_eval_fn: OneEvalFn,
     run_fn: RunFn,
     streams: Vec<super::Stream>,
     // Last: the function pointers above point into it.
@@ -147,6 +149,9 @@ impl Library {
             let profile_fn: ProfileFn = *lib
                 .get::<ProfileFn>(b"weft_profile\0")
                 .map_err(|e| load_err("weft_profile", e))?;
+            let one_eval_fn: OneEvalFn = *lib
+                .get::<OneEvalFn>(b"weft_one_eval\0")
+                .map_err(|e| load_err("weft_one_eval", e))?;
             let run_fn: RunFn = *lib
                 .get::<RunFn>(b"weft_run\0")
                 .map_err(|e| load_err("weft_run", e))?;
@@ -167,6 +172,7 @@ impl Library {
                 partial_fn,
                 pop_fn,
                 profile_fn,
+                one_eval_fn,
                 run_fn,
                 streams: super::streams::streams(layout),
                 _lib: lib,
@@ -431,33 +437,51 @@ impl Model {
 
     /// The oldest frame output stream `stream` finished, if any.
     pub fn pop(&mut self, stream: u32) -> Option<StreamFrame> {
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let (mut step, mut size) = (0u64, 0u32);
-            // SAFETY: ptr is a live model; buf has buf.len() writable bytes
-            // and the out-pointers are valid for the call.
-            let n = unsafe {
+        let (mut step, mut size) = (0u64, 0u32);
+        // First ask the length (a zero-byte room takes nothing but an
+        // empty frame), then take the frame into a buffer of that size.
+        // SAFETY: ptr is a live model; with cap 0 nothing is written to
+        // the (dangling, never dereferenced) buffer pointer.
+        let n = unsafe {
+            (self.lib.pop_fn)(
+                self.ptr,
+                stream,
+                std::ptr::NonNull::dangling().as_ptr(),
+                0,
+                &mut step,
+                &mut size,
+            )
+        };
+        let n = usize::try_from(n).ok()?;
+        let mut bytes = vec![0u8; n];
+        if n > 0 {
+            // SAFETY: bytes has n writable bytes, the out-pointers are
+            // valid for the call, and the frame is n bytes long.
+            let got = unsafe {
                 (self.lib.pop_fn)(
                     self.ptr,
                     stream,
-                    buf.as_mut_ptr(),
-                    buf.len() as u64,
+                    bytes.as_mut_ptr(),
+                    n as u64,
                     &mut step,
                     &mut size,
                 )
             };
-            let n = usize::try_from(n).ok()?;
-            if n > buf.len() {
-                buf.resize(n, 0);
-                continue;
-            }
-            buf.truncate(n);
-            return Some(StreamFrame {
-                bytes: buf,
-                step,
-                size,
-            });
+            assert_eq!(got, n as i64, "Model::pop: the frame changed length");
         }
+        Some(StreamFrame { bytes, step, size })
+    }
+
+    /// Take one evaluation a step in [`run`](Model::run) (after the first
+    /// step of each call) instead of two, and whether the model can (all
+    /// its triggers rising clock edges, built without tracing). Sound only
+    /// for a design none of whose outputs an input stream reaches
+    /// combinationally: [`run`](Model::run) then reads, before each edge,
+    /// the outputs after the last one, which are the same exactly then.
+    /// `weft_top` is checked for it (`sim/tests/top.rs`).
+    pub fn set_one_eval(&mut self, on: bool) -> bool {
+        // SAFETY: ptr is a live model.
+        unsafe { (self.lib.one_eval_fn)(self.ptr, u32::from(on)) != 0 }
     }
 
     /// Time [`run`](Model::run)'s evaluations from now on (or stop), and
@@ -489,7 +513,11 @@ impl Model {
         drive: bool,
     ) {
         assert_eq!(inputs.len(), self.lib.in_words, "Model::run: input words");
-        assert_eq!(outputs.len(), self.lib.out_words, "Model::run: output words");
+        assert_eq!(
+            outputs.len(),
+            self.lib.out_words,
+            "Model::run: output words"
+        );
         if rising.is_empty() {
             return;
         }

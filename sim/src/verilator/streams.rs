@@ -111,9 +111,7 @@ fn set_data(m: &str, bytes: usize) -> String {
             3 | 4 => "IData",
             _ => "QData",
         };
-        format!(
-            "{{ uint64_t v = 0; std::memcpy(&v, src, n); {m} = static_cast<{ty}>(v); }}\n"
-        )
+        format!("{{ uint64_t v = 0; std::memcpy(&v, src, n); {m} = static_cast<{ty}>(v); }}\n")
     } else {
         let words = bytes.div_ceil(4);
         format!(
@@ -127,7 +125,10 @@ fn zero_data(m: &str, bytes: usize) -> String {
     if bytes <= 8 {
         format!("{m} = 0;\n")
     } else {
-        format!("for (int j = 0; j < {}; ++j) {m}[j] = 0;\n", bytes.div_ceil(4))
+        format!(
+            "for (int j = 0; j < {}; ++j) {m}[j] = 0;\n",
+            bytes.div_ceil(4)
+        )
     }
 }
 
@@ -136,7 +137,10 @@ fn zero_keep(m: &str, bytes: usize) -> String {
     if bytes <= 64 {
         format!("{m} = 0;\n")
     } else {
-        format!("for (int j = 0; j < {}; ++j) {m}[j] = 0;\n", bytes.div_ceil(32))
+        format!(
+            "for (int j = 0; j < {}; ++j) {m}[j] = 0;\n",
+            bytes.div_ceil(32)
+        )
     }
 }
 
@@ -161,9 +165,7 @@ fn set_keep(m: &str, bytes: usize) -> String {
             17..=32 => "IData",
             _ => "QData",
         };
-        format!(
-            "{m} = static_cast<{ty}>(n >= 64 ? ~0ull : ((1ull << n) - 1));\n"
-        )
+        format!("{m} = static_cast<{ty}>(n >= 64 ? ~0ull : ((1ull << n) - 1));\n")
     } else {
         let words = bytes.div_ceil(32);
         format!(
@@ -267,6 +269,19 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
             s.bytes
         );
         let _ = write!(shake, "        {}", get_data(&data, s.bytes));
+        if s.bytes <= 64 {
+            // A full beat in one piece.
+            let full = if s.bytes == 64 {
+                "~0ull".to_string()
+            } else {
+                format!("{:#x}ull", (1u64 << s.bytes) - 1)
+            };
+            let _ = writeln!(
+                shake,
+                "        if (static_cast<uint64_t>({keep}) == {full}) o.cur.insert(o.cur.end(), buf, buf + {});\n        else",
+                s.bytes
+            );
+        }
         let _ = writeln!(
             shake,
             "        for (size_t i = 0; i < {}; ++i) if ({}) o.cur.push_back(buf[i]);",
@@ -347,6 +362,23 @@ WEFT_API int64_t weft_pop(void* p, uint32_t s, uint8_t* buf, uint64_t cap, uint6
     return len;
 }}
 
+// One evaluation a step in weft_run after the first step of each call
+// (on: 1), for a design none of whose outputs an input stream reaches
+// combinationally; 1 if the model can (its triggers are all clock edges,
+// no tracing), else 0 and two evaluations a step stay.
+WEFT_API uint32_t weft_one_eval(void* p, uint32_t on) {{
+    WeftModel* const m = static_cast<WeftModel*>(p);
+#if WEFT_ONE_EVAL && !WEFT_TRACE
+    m->one_eval = on != 0;
+    m->trig_saved = false;
+    return 1u;
+#else
+    (void)m;
+    (void)on;
+    return 0u;
+#endif
+}}
+
 // Time the evaluations of weft_run (on: 1) and report the total so far.
 WEFT_API uint64_t weft_profile(void* p, uint32_t on) {{
     WeftModel* const m = static_cast<WeftModel*>(p);
@@ -367,10 +399,28 @@ WEFT_API void weft_run(void* p, const uint32_t* in, uint32_t* out, const uint32_
     const bool timed = m->profile;
     for (uint64_t i = 0; i < n; ++i) {{
         weft_drive(m, drive != 0);
+#if WEFT_ONE_EVAL && !WEFT_TRACE
+        // After the first step of a call (whose non-stream inputs may have
+        // changed) the only inputs that change are the streams': with
+        // one_eval the caller vouches that none reaches an output
+        // combinationally, so the outputs after the last edge are those
+        // the hand-shakes see before this one.
+        if (m->one_eval && m->trig_saved && i > 0) {{
+            if (i + 1 == n) weft_get_out(m, out);
+            weft_shake(m, first + i);
+            const uint64_t t0 = timed ? weft_now_ns() : 0;
+            weft_one_step(m, rising[i]);
+            if (timed) m->eval_ns += weft_now_ns() - t0;
+            continue;
+        }}
+#endif
         const uint64_t t0 = timed ? weft_now_ns() : 0;
         weft_fall(m);
         m->top->eval();
         const uint64_t t1 = timed ? weft_now_ns() : 0;
+#if WEFT_ONE_EVAL && !WEFT_TRACE
+        if (m->one_eval && !m->trig_saved) weft_save_triggers(m);
+#endif
         if (i + 1 == n) weft_get_out(m, out);
         weft_shake(m, first + i);
         const uint64_t t2 = timed ? weft_now_ns() : 0;
@@ -385,6 +435,54 @@ WEFT_API void weft_run(void* p, const uint32_t* in, uint32_t* out, const uint32_
     Runner { fields, code }
 }
 
+/// `weft_trig.h` for a verilated model: the members of its root class
+/// that hold each trigger's last value (`__Vtrigrprev__*`, Verilator 5's
+/// names), from the root header, and whether one evaluation a step is
+/// possible: every trigger in the model's trigger function (found in the
+/// fast-path sources `cpp`) must be a rising edge of one of them. Any
+/// other shape (another Verilator's names, a falling edge, a trigger that
+/// is not an edge) turns it off.
+pub(crate) fn triggers_header(root_header: &str, cpp: &[String]) -> String {
+    const PREV: &str = "__Vtrigrprev__";
+    let members: Vec<&str> = root_header
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("CData/*0:0*/ ")?;
+            let name = rest.strip_suffix(';')?;
+            name.starts_with(PREV).then_some(name)
+        })
+        .collect();
+    let body = cpp.iter().find_map(|text| {
+        let at = text.find("___eval_triggers__act(Vtop___024root* vlSelf) {")?;
+        let rest = &text[at..];
+        let end = rest.find("\n}\n")?;
+        Some(&rest[..end])
+    });
+    let ok = body.is_some_and(|b| {
+        let triggers = b.matches("__VactTriggered.at(").count();
+        let rising: usize = members
+            .iter()
+            .map(|m| b.matches(&format!("& (~ (IData)(vlSelf->{m})))")).count())
+            .sum();
+        !members.is_empty() && triggers == members.len() && rising == triggers
+    });
+    let mut h = String::from("// Generated by weft-sim after verilating: the model's triggers.\n");
+    let _ = writeln!(h, "#define WEFT_ONE_EVAL {}", u8::from(ok));
+    let _ = writeln!(
+        h,
+        "#define WEFT_NTRIG {}",
+        if ok { members.len() } else { 0 }
+    );
+    let list: String = if ok {
+        members.iter().map(|m| format!(" X({m})")).collect()
+    } else {
+        String::new()
+    };
+    let _ = writeln!(h, "#define WEFT_TRIGGERS(X){list}");
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,11 +492,7 @@ mod tests {
         Layout {
             top: "top".into(),
             clocks: vec!["clk".into()],
-            inputs: ports
-                .iter()
-                .filter(|p| p.dir == Dir::In)
-                .cloned()
-                .collect(),
+            inputs: ports.iter().filter(|p| p.dir == Dir::In).cloned().collect(),
             outputs: ports
                 .iter()
                 .filter(|p| p.dir == Dir::Out)
@@ -408,12 +502,12 @@ mod tests {
     }
 
     fn bundle(p: &str, into: bool, bytes: usize, size: bool) -> Vec<PortSpec> {
-        let (mine, theirs): (fn(String, usize) -> PortSpec, fn(String, usize) -> PortSpec) =
-            if into {
-                (PortSpec::input, PortSpec::output)
-            } else {
-                (PortSpec::output, PortSpec::input)
-            };
+        type Make = fn(String, usize) -> PortSpec;
+        let (mine, theirs): (Make, Make) = if into {
+            (PortSpec::input, PortSpec::output)
+        } else {
+            (PortSpec::output, PortSpec::input)
+        };
         let mut v = vec![
             mine(format!("{p}_tvalid"), 1),
             mine(format!("{p}_tdata"), 8 * bytes),
@@ -466,6 +560,22 @@ mod tests {
         assert!(r.code.contains("// s_axis_rx"), "{}", r.code);
         assert!(r.code.contains("// m_axis_tx"), "{}", r.code);
         assert!(r.fields.contains("ins[1]") && r.fields.contains("outs[1]"));
+    }
+
+    #[test]
+    fn one_evaluation_only_with_rising_clock_triggers() {
+        let root = "    CData/*0:0*/ clk;\n    CData/*0:0*/ __Vtrigrprev__TOP__clk;\n";
+        let rising = "void Vtop___024root___eval_triggers__act(Vtop___024root* vlSelf) {\n    vlSelf->__VactTriggered.at(0U) = ((IData)(vlSelf->clk) \n                                      & (~ (IData)(vlSelf->__Vtrigrprev__TOP__clk)));\n    vlSelf->__Vtrigrprev__TOP__clk = vlSelf->clk;\n}\n";
+        let h = triggers_header(root, &[rising.to_string()]);
+        assert!(h.contains("#define WEFT_ONE_EVAL 1"), "{h}");
+        assert!(h.contains("X(__Vtrigrprev__TOP__clk)"), "{h}");
+        let falling = rising.replace(
+            "((IData)(vlSelf->clk) \n                                      & (~ (IData)(vlSelf->__Vtrigrprev__TOP__clk)))",
+            "((~ (IData)(vlSelf->clk)) & (IData)(vlSelf->__Vtrigrprev__TOP__clk))",
+        );
+        assert!(triggers_header(root, &[falling]).contains("#define WEFT_ONE_EVAL 0"));
+        assert!(triggers_header("", &[rising.to_string()]).contains("#define WEFT_ONE_EVAL 0"));
+        assert!(triggers_header(root, &[]).contains("#define WEFT_ONE_EVAL 0"));
     }
 
     #[test]
