@@ -208,8 +208,22 @@ fn sim_options<'a>(opts: &OpenOptions<'a>) -> weft_sim::SimulatorOptions<'a> {
         } else {
             Optimisation::Fast
         },
+        prebuilt: prebuilt_top(),
         ..weft_sim::SimulatorOptions::default()
     }
+}
+
+/// `weft_top`'s model as this crate's build script built it, if it did
+/// (`build.rs`: when Verilator was there and `WEFT_PREBUILD` is not 0).
+#[cfg(feature = "sim")]
+pub fn prebuilt_top() -> Option<&'static weft_sim::prebuilt::TopModels> {
+    static MODELS: std::sync::OnceLock<Option<weft_sim::prebuilt::TopModels>> =
+        std::sync::OnceLock::new();
+    MODELS
+        .get_or_init(|| {
+            option_env!("WEFT_PREBUILT_TOP").and_then(weft_sim::prebuilt::TopModels::decode)
+        })
+        .as_ref()
 }
 
 /// `sim:qdma`: the top behind the behavioural QDMA model, brought up and

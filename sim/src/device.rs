@@ -29,6 +29,7 @@
 use crate::rtl_card::RtlCard;
 use crate::simulator::{Prepared, Simulator, SimulatorOptions};
 use crate::timed_model::TimedModel;
+use crate::vl::VerilatorDut;
 use crate::SimError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -36,7 +37,7 @@ use std::time::Duration;
 use weft_driver::iova::IovaAllocator;
 use weft_driver::{Device, DmaBuffer, Error, Frame, FramePorts, Port, Result};
 use weft_model::axil::{AxilMaster, MasterSignals, Op, Timing, DECERR, SLVERR};
-use weft_model::top::box_schedule;
+use weft_model::top::{box_schedule, TopIn, TopOut};
 use weft_regs::BuildInfo;
 
 /// `axis_aclk`, the card's stream and engine clock: 250 MHz.
@@ -242,26 +243,47 @@ impl SimDevice {
                 } else {
                     Simulator::Verilator
                 };
-                let card = weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
-                    let p = Prepared::new(
-                        engine,
-                        "weft_top",
-                        move || weft_hdl::emit::top(&build),
-                        false,
-                        opts,
-                    )?
-                    .with_schedule(box_schedule())?;
-                    let waves = opts.waves.as_deref();
-                    match p.instantiate_verilator(waves)? {
-                        Some(mut d) if !opts.stepped => {
-                            // No input stream of weft_top reaches an output
-                            // combinationally (sim/tests/top.rs checks it).
-                            d.set_one_eval(!opts.two_evaluations);
-                            RtlCard::streamed(d)
-                        }
-                        _ => Ok(RtlCard::stepped(p.instantiate(waves)?)),
+                let prebuilt = opts
+                    .prebuilt
+                    .filter(|_| {
+                        kind == SimKind::Verilator
+                            && build == weft_hdl::build_info::top_build()
+                            && opts.cache_dir.is_none()
+                            && opts.waves.is_none()
+                            && opts.shape == weft_hdl::emit::Shape::Split
+                            && !opts.stepped
+                    })
+                    .and_then(|m| crate::prebuilt::load_top(m, opts.optimisation));
+                let card = if let Some(lib) = prebuilt {
+                    let mut d =
+                        VerilatorDut::<TopIn, TopOut>::with_schedule(&lib, None, box_schedule())?;
+                    if opts.profile {
+                        d = d.profiled();
                     }
-                })?;
+                    d.set_one_eval(!opts.two_evaluations);
+                    RtlCard::streamed(d)?
+                } else {
+                    weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
+                        let p = Prepared::new(
+                            engine,
+                            "weft_top",
+                            move || weft_hdl::emit::top(&build),
+                            false,
+                            opts,
+                        )?
+                        .with_schedule(box_schedule())?;
+                        let waves = opts.waves.as_deref();
+                        match p.instantiate_verilator(waves)? {
+                            Some(mut d) if !opts.stepped => {
+                                // No input stream of weft_top reaches an output
+                                // combinationally (sim/tests/top.rs checks it).
+                                d.set_one_eval(!opts.two_evaluations);
+                                RtlCard::streamed(d)
+                            }
+                            _ => Ok(RtlCard::stepped(p.instantiate(waves)?)),
+                        }
+                    })?
+                };
                 Backend::Rtl(card)
             }
         };

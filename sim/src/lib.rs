@@ -24,6 +24,7 @@ pub mod grad_fanout_blocks;
 pub mod hdl;
 pub mod memops_port_blocks;
 pub mod net_regs_blocks;
+pub mod prebuilt;
 pub mod probe;
 pub mod qdma;
 pub mod rec_pack_blocks;

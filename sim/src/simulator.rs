@@ -65,6 +65,11 @@ pub struct SimulatorOptions<'a> {
     /// runner instead of one (the path before one evaluation a step; for
     /// benchmarks).
     pub two_evaluations: bool,
+    /// `weft_top`'s model built ahead for this binary
+    /// ([`crate::prebuilt`]): opening the card on Verilator loads it
+    /// instead of generating the top's Verilog, when nothing else is asked
+    /// of the build (default cache, no waveform, the split Verilog).
+    pub prebuilt: Option<&'a crate::prebuilt::TopModels>,
 }
 
 /// A Verilated block, as its own type.

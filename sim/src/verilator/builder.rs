@@ -39,14 +39,18 @@ const RT_TRACE: &str = "verilated_vcd_c";
 /// rejects the Verilog, [`VerilatorError::Compile`] when the C++ build
 /// fails, [`VerilatorError::NotFound`] without Verilator or a C++ compiler.
 pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, VerilatorError> {
-    let layout = cppgen::layout(src)?;
-    let cache = opts.cache_dir.clone().unwrap_or_else(default_cache_dir);
-    // Tools run in subdirectories: every path handed to them is absolute.
-    let cache = std::path::absolute(&cache).map_err(VerilatorError::io(format!(
-        "locating cache directory {}",
-        cache.display()
-    )))?;
-    let tc = cached_toolchain(Some(&cache.join("verilator")))?;
+    let k = keyed(src, opts)?;
+    let Keyed {
+        layout,
+        tc,
+        mk,
+        wrapper,
+        vflags,
+        cflags,
+        vdir,
+        fast_opt,
+        keydir,
+    } = k;
     let cxx = tc.cxx.as_deref().ok_or_else(|| VerilatorError::NotFound {
         hint: "no C++ compiler: install g++ (Debian: `apt-get install g++`) or set CXX".into(),
     })?;
@@ -55,33 +59,6 @@ pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, Ver
             p(stage)
         }
     };
-
-    let mk = MkFlags::read(&tc.root);
-    let wrapper = cppgen::wrapper(&layout, opts.trace);
-    let vflags = verilate_flags(&layout.top, opts.trace);
-    let cflags = cxx_flags(tc, &mk, opts.trace);
-    let vdir = cache.join("verilator").join(path_safe(&tc.version));
-    // The model's cache directory when its evaluation is compiled at `opt`.
-    let keydir_at = |opt: &str| {
-        let mut key = KeyHasher::new(RECIPE);
-        key.field(src.verilog.as_bytes())
-            .field(wrapper.as_bytes())
-            .field(tc.version.as_bytes())
-            .field(vflags.join("\0").as_bytes())
-            .field(cflags.join("\0").as_bytes())
-            .field(opt.as_bytes())
-            .field(mk.ldlibs.join("\0").as_bytes())
-            .field(tc.cxx_version.as_bytes())
-            .field(&[u8::from(opts.trace)]);
-        vdir.join(&key.hex()[..20])
-    };
-    let fast_opt = match opts.optimisation {
-        Optimisation::Fast => FAST_OPT,
-        Optimisation::Quick => QUICK_OPT,
-        Optimisation::FastIfBuilt if keydir_at(FAST_OPT).join(SO_NAME).is_file() => FAST_OPT,
-        Optimisation::FastIfBuilt => QUICK_OPT,
-    };
-    let keydir = keydir_at(fast_opt);
     let so = keydir.join(SO_NAME);
 
     // Fast path: already built.
@@ -133,6 +110,74 @@ pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, Ver
     )))?;
     let _ = fs::remove_dir_all(&work);
     Ok(Arc::new(Library::load(&so, &layout, opts.trace, false)?))
+}
+
+/// Where [`build`] puts (or finds) the shared object of `src` built with
+/// `opts`, without building it; for [`Optimisation::FastIfBuilt`] the
+/// optimised one when it is there, else the quick one.
+pub fn library_path(src: &ModelSource, opts: &BuildOptions) -> Result<PathBuf, VerilatorError> {
+    Ok(keyed(src, opts)?.keydir.join(SO_NAME))
+}
+
+/// Everything a build of one design is keyed by.
+struct Keyed {
+    layout: Layout,
+    tc: &'static Toolchain,
+    mk: MkFlags,
+    wrapper: String,
+    vflags: Vec<String>,
+    cflags: Vec<String>,
+    vdir: PathBuf,
+    fast_opt: &'static str,
+    keydir: PathBuf,
+}
+
+fn keyed(src: &ModelSource, opts: &BuildOptions) -> Result<Keyed, VerilatorError> {
+    let layout = cppgen::layout(src)?;
+    let cache = opts.cache_dir.clone().unwrap_or_else(default_cache_dir);
+    // Tools run in subdirectories: every path handed to them is absolute.
+    let cache = std::path::absolute(&cache).map_err(VerilatorError::io(format!(
+        "locating cache directory {}",
+        cache.display()
+    )))?;
+    let tc = cached_toolchain(Some(&cache.join("verilator")))?;
+    let mk = MkFlags::read(&tc.root);
+    let wrapper = cppgen::wrapper(&layout, opts.trace);
+    let vflags = verilate_flags(&layout.top, opts.trace);
+    let cflags = cxx_flags(tc, &mk, opts.trace);
+    let vdir = cache.join("verilator").join(path_safe(&tc.version));
+    // The model's cache directory when its evaluation is compiled at `opt`.
+    let keydir_at = |opt: &str| {
+        let mut key = KeyHasher::new(RECIPE);
+        key.field(src.verilog.as_bytes())
+            .field(wrapper.as_bytes())
+            .field(tc.version.as_bytes())
+            .field(vflags.join("\0").as_bytes())
+            .field(cflags.join("\0").as_bytes())
+            .field(opt.as_bytes())
+            .field(mk.ldlibs.join("\0").as_bytes())
+            .field(tc.cxx_version.as_bytes())
+            .field(&[u8::from(opts.trace)]);
+        vdir.join(&key.hex()[..20])
+    };
+    let fast_opt = match opts.optimisation {
+        Optimisation::Fast => FAST_OPT,
+        Optimisation::Quick => QUICK_OPT,
+        Optimisation::FastIfBuilt if keydir_at(FAST_OPT).join(SO_NAME).is_file() => FAST_OPT,
+        Optimisation::FastIfBuilt => QUICK_OPT,
+    };
+    let keydir = keydir_at(fast_opt);
+    Ok(Keyed {
+        layout,
+        tc,
+        mk,
+        wrapper,
+        vflags,
+        cflags,
+        vdir,
+        fast_opt,
+        keydir,
+    })
 }
 
 /// Verilate, compile and link in `work`; returns the path of the linked

@@ -56,12 +56,25 @@ mod model;
 mod streams;
 mod toolchain;
 
-pub use builder::build;
+pub use builder::{build, library_path};
 pub use cache::{default_cache_dir, default_cache_dir_from};
 pub use lint::{lint, lint_with_waivers, LintReport};
 pub use model::{Library, Model, StreamFrame};
 pub use streams::{Stream, StreamDir};
 pub use toolchain::{toolchain, Toolchain};
+
+/// Load a shared object [`build`] made of `src` (its Verilog is not read:
+/// the port list and clocks are checked against the library's signature).
+pub fn load(
+    path: &std::path::Path,
+    src: &ModelSource,
+    trace: bool,
+) -> Result<std::sync::Arc<Library>, VerilatorError> {
+    let layout = cppgen::layout(src)?;
+    Ok(std::sync::Arc::new(Library::load(
+        path, &layout, trace, true,
+    )?))
+}
 
 /// Direction of a port of the top module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
