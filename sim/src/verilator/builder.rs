@@ -108,7 +108,11 @@ pub fn build(src: &ModelSource, opts: &BuildOptions) -> Result<Arc<Library>, Ver
         "moving {} into the cache",
         built.display()
     )))?;
-    let _ = fs::remove_dir_all(&work);
+    // A model with line tables keeps its sources, for the profiler that
+    // annotates them.
+    if !debuginfo() {
+        let _ = fs::remove_dir_all(&work);
+    }
     Ok(Arc::new(Library::load(&so, &layout, opts.trace, false)?))
 }
 
@@ -518,7 +522,16 @@ fn cxx_flags(tc: &Toolchain, mk: &MkFlags, trace: bool) -> Vec<String> {
         "-fvisibility=hidden".into(),
     ];
     f.extend(mk.cxxflags.iter().cloned());
+    if debuginfo() {
+        f.push("-g".into());
+    }
     f
+}
+
+/// Whether models are compiled with line tables
+/// (`WEFT_VERILATOR_DEBUGINFO=1`).
+fn debuginfo() -> bool {
+    std::env::var("WEFT_VERILATOR_DEBUGINFO").is_ok_and(|v| v == "1")
 }
 
 /// Key of the runtime objects: they depend on the Verilator install, the

@@ -45,6 +45,9 @@
 //! * `CXX`: the C++ compiler (default `g++` on `PATH`).
 //! * `WEFT_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME`: where the cache lives (see
 //!   [`default_cache_dir`]).
+//! * `WEFT_VERILATOR_DEBUGINFO=1`: compile models with debug line tables
+//!   (`-g`; a model of its own in the cache), so that a profiler can say
+//!   which block's logic the time goes to (`scripts/sim-profile.sh`).
 
 use std::path::PathBuf;
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Where the Verilated weft_top spends its instructions, block by block,
+# under `weft bench sim`'s sustained mixed traffic: a callgrind line
+# profile of the model's stream runner (weft_run) on a model compiled with
+# line tables (WEFT_VERILATOR_DEBUGINFO=1), attributed to the blocks by
+# scripts/sim_profile.py. Instruction counts do not depend on what else
+# the machine is doing. Needs valgrind and Verilator; takes a few minutes
+# (the whole bench runs under callgrind, the collection only inside the
+# model).
+#
+# Usage: scripts/sim-profile.sh [CYCLES]   (default 20000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cycles=${1:-20000}
+command -v valgrind >/dev/null || { echo "sim-profile: needs valgrind" >&2; exit 2; }
+cargo build --release --quiet -p weft
+export WEFT_VERILATOR_DEBUGINFO=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+args=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only verilator)
+# Build the model with line tables first, outside callgrind.
+./target/release/weft "${args[@]}" --json >"$work/bench.json"
+config=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_cycles"])' "$work/bench.json")
+valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" --toggle-collect=weft_run \
+    ./target/release/weft "${args[@]}" >/dev/null 2>"$work/valgrind.log"
+callgrind_annotate --auto=yes --show-percs=no --context=0 "$work/cg.out" >"$work/ann.txt"
+# The bench runs the card twice (timed, then profiled), each for its
+# configuration and the traffic.
+python3 scripts/sim_profile.py "$work/ann.txt" "$(( 2 * (cycles + config) ))"
