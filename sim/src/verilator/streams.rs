@@ -270,16 +270,11 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
         );
         let _ = write!(shake, "        {}", get_data(&data, s.bytes));
         if s.bytes <= 64 {
-            // A full beat in one piece.
-            let full = if s.bytes == 64 {
-                "~0ull".to_string()
-            } else {
-                format!("{:#x}ull", (1u64 << s.bytes) - 1)
-            };
+            // Keep is almost always its low bytes (a full beat, or a
+            // frame's last): those go in one piece.
             let _ = writeln!(
                 shake,
-                "        if (static_cast<uint64_t>({keep}) == {full}) o.cur.insert(o.cur.end(), buf, buf + {});\n        else",
-                s.bytes
+                "        const uint64_t k = static_cast<uint64_t>({keep});\n        if ((k & (k + 1)) == 0) o.cur.insert(o.cur.end(), buf, buf + __builtin_popcountll(k));\n        else"
             );
         }
         let _ = writeln!(
