@@ -98,7 +98,8 @@ fn grad_bench_refuses_a_jitter_outside_0_to_1() {
 }
 
 /// `weft bench sim` at a small size: the model's stream runner (one and
-/// two evaluations a step), the harness stepping the model, rust-hdl's own
+/// two evaluations a step, the trained model and the same build
+/// untrained), the harness stepping the model, rust-hdl's own
 /// Verilog and rust-hdl's simulator send the same frames at the same
 /// cycles under the same mixed traffic (the whole top, cycle by cycle: the
 /// comb split and the runner change nothing a port can see), and the
@@ -123,6 +124,7 @@ fn sim_bench_runs_agree_frame_for_frame() {
     let names: Vec<&str> = r.runs.iter().map(|x| x.simulation.as_str()).collect();
     for want in [
         "verilator",
+        "verilator, untrained",
         "verilator, two evaluations a step",
         "verilator, stepped",
         "verilator, rust-hdl's Verilog",

@@ -29,6 +29,7 @@
 use crate::rtl_card::RtlCard;
 use crate::simulator::{Prepared, Simulator, SimulatorOptions};
 use crate::timed_model::TimedModel;
+use crate::verilator::Library;
 use crate::vl::VerilatorDut;
 use crate::SimError;
 use std::collections::BTreeMap;
@@ -214,6 +215,17 @@ impl Drop for SimDma {
     }
 }
 
+/// weft_top's model `lib` driven by its own stream runner, as every job
+/// runs it.
+fn streamed_top(lib: &Arc<Library>, opts: &SimulatorOptions) -> Result<RtlCard, SimError> {
+    let mut d = VerilatorDut::<TopIn, TopOut>::with_schedule(lib, None, box_schedule())?;
+    if opts.profile {
+        d = d.profiled();
+    }
+    d.set_one_eval(!opts.two_evaluations);
+    RtlCard::streamed(d)
+}
+
 /// The simulated card.
 pub struct SimDevice {
     name: String,
@@ -252,17 +264,27 @@ impl SimDevice {
                             && opts.waves.is_none()
                             && opts.shape == weft_hdl::emit::Shape::Split
                             && !opts.stepped
+                            && !opts.untrained
+                            && opts.training.is_none()
                     })
                     .and_then(|m| crate::prebuilt::load_top(m, opts.optimisation));
                 let card = if let Some(lib) = prebuilt {
-                    let mut d =
-                        VerilatorDut::<TopIn, TopOut>::with_schedule(&lib, None, box_schedule())?;
-                    if opts.profile {
-                        d = d.profiled();
-                    }
-                    d.set_one_eval(!opts.two_evaluations);
-                    RtlCard::streamed(d)?
+                    streamed_top(&lib, opts)?
                 } else {
+                    // The card of this source tree is trained on its
+                    // sustained traffic, as the prebuilt one is.
+                    let training = if opts.untrained {
+                        None
+                    } else {
+                        opts.training.or_else(|| {
+                            (build == weft_hdl::build_info::top_build())
+                                .then(crate::prebuilt::top_training)
+                        })
+                    };
+                    let opts = &SimulatorOptions {
+                        training,
+                        ..opts.clone()
+                    };
                     weft_hdl::emit::on_big_stack(|| -> Result<_, SimError> {
                         let p = Prepared::new(
                             engine,
@@ -287,6 +309,18 @@ impl SimDevice {
                 Backend::Rtl(card)
             }
         };
+        Self::on(kind, backend)
+    }
+
+    /// The card of this source tree on Verilator, from its model `lib`
+    /// (which [`crate::prebuilt`] loaded), as every job runs it.
+    pub(crate) fn on_top_library(lib: &Arc<Library>) -> Result<Self, SimError> {
+        let card = streamed_top(lib, &SimulatorOptions::default())?;
+        Self::on(SimKind::Verilator, Backend::Rtl(card))
+    }
+
+    /// The card on `backend`, out of reset.
+    fn on(kind: SimKind, backend: Backend) -> Result<Self, SimError> {
         let dev = Self {
             name: kind.spec().to_string(),
             state: Mutex::new(State {

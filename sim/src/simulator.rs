@@ -40,7 +40,7 @@ impl FromStr for Simulator {
 }
 
 /// Options for building a simulation.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SimulatorOptions<'a> {
     /// Write a VCD waveform here.
     pub waves: Option<PathBuf>,
@@ -70,6 +70,14 @@ pub struct SimulatorOptions<'a> {
     /// instead of generating the top's Verilog, when nothing else is asked
     /// of the build (default cache, no waveform, the split Verilog).
     pub prebuilt: Option<&'a crate::prebuilt::TopModels>,
+    /// Train Verilator's optimised build on this run
+    /// ([`verilator::Training`]); the card of this source tree is trained
+    /// on its sustained traffic without being asked
+    /// ([`crate::prebuilt::top_training`]).
+    pub training: Option<verilator::Training<'a>>,
+    /// Build the card's optimised model without its training (the path
+    /// before profile-guided builds; for benchmarks).
+    pub untrained: bool,
 }
 
 /// A Verilated block, as its own type.
@@ -112,6 +120,7 @@ where
                     cache_dir: opts.cache_dir.clone(),
                     progress: opts.progress.map(|p| p as &dyn Fn(&str)),
                     optimisation: opts.optimisation,
+                    training: opts.training,
                 };
                 Some(vl::build::<B::In, B::Out, B>(
                     &make, module, opts.shape, &bo,

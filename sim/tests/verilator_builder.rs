@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use weft_sim::verilator::{
-    build, default_cache_dir_from, lint, toolchain, BuildOptions, Dir, Library, Model, ModelSource,
-    Optimisation, PortSpec, VerilatorError,
+    build, default_cache_dir_from, lint, load, toolchain, BuildOptions, Dir, Library, Model,
+    ModelSource, Optimisation, PortSpec, Training, VerilatorError,
 };
 
 /// Whether the tests can run; panics when Verilator is required but absent.
@@ -206,6 +206,7 @@ fn opts(cache: &Path, trace: bool) -> BuildOptions<'static> {
         cache_dir: Some(cache.to_path_buf()),
         progress: None,
         optimisation: Optimisation::Fast,
+        training: None,
     }
 }
 
@@ -221,6 +222,7 @@ fn build_logged(
         cache_dir: Some(cache.to_path_buf()),
         progress: Some(&record),
         optimisation: Optimisation::Fast,
+        training: None,
     };
     let r = build(src, &o);
     (r, stages.into_inner().unwrap())
@@ -609,5 +611,104 @@ fn timings() {
         "cold build {cold:?}, warm build {warm:?}, cache hit {hit_time:?}, \
          {:.2} M cycles/s (eval + tick)",
         rate / 1e6
+    );
+}
+
+/// Step `lib`'s counter 500 cycles on seeded stimulus, checking it against
+/// the reference.
+fn counter_matches_reference(lib: &Arc<Library>) {
+    let mut m = Model::new(lib, None).unwrap();
+    let mut r = RefCounter::new();
+    let mut rng = Rng(11);
+    let mut out = [0u32; 6];
+    for cycle in 0..500 {
+        let en = rng.next() & 1 != 0;
+        let add = rng.next() & ((1 << 33) - 1);
+        m.eval(&pack(en as u32, add, 0), &mut out);
+        m.tick();
+        r.tick(en, add);
+        m.eval(&pack(0, 0, 0), &mut out);
+        assert_eq!(out, r.outputs(0), "{}: cycle {cycle}", lib.path().display());
+    }
+}
+
+/// A profile-guided build (gcc): the training drives the instrumented
+/// model, whose profile the optimised build is compiled with; the trained
+/// model is a build of its own, steps as the reference does, is cached
+/// (no second training), and a failed training fails the build with its
+/// message.
+#[test]
+fn a_trained_build_runs_its_training_and_steps_as_the_reference() {
+    if !have_verilator() {
+        return;
+    }
+    if !toolchain().is_ok_and(|t| !t.cxx_version.to_ascii_lowercase().contains("clang")) {
+        let _ = writeln!(std::io::stderr(), "skipping: training builds are gcc's");
+        return;
+    }
+    let cache = TempDir::new("trained");
+    let src = counter_source();
+    let runs = Mutex::new(Vec::new());
+    let run = |so: &Path| -> Result<(), String> {
+        let lib = load(so, &counter_source(), false).map_err(|e| e.to_string())?;
+        counter_matches_reference(&lib);
+        runs.lock().unwrap().push(so.to_path_buf());
+        Ok(())
+    };
+    let trained = BuildOptions {
+        training: Some(Training {
+            name: "counter, 500 seeded cycles",
+            run: &run,
+        }),
+        ..opts(cache.path(), false)
+    };
+    let stages = Mutex::new(Vec::new());
+    let record = |s: &str| stages.lock().unwrap().push(s.to_string());
+    let lib = build(
+        &src,
+        &BuildOptions {
+            progress: Some(&record),
+            ..trained.clone()
+        },
+    )
+    .unwrap_or_else(|e| panic!("trained build: {e}"));
+    let stages = stages.into_inner().unwrap();
+    assert_eq!(runs.lock().unwrap().len(), 1, "trained once");
+    for s in ["training", "compiling model with its profile"] {
+        assert!(stages.iter().any(|x| x == s), "stage {s:?} in {stages:?}");
+    }
+    // The profile was written beside the instrumented objects, which the
+    // build then removed with its work directory.
+    assert!(!lib.cache_hit());
+    counter_matches_reference(&lib);
+    let plain = build(&src, &opts(cache.path(), false)).unwrap();
+    assert_ne!(
+        plain.path(),
+        lib.path(),
+        "a trained model is a build of its own"
+    );
+    let again = build(&src, &trained).unwrap();
+    assert!(again.cache_hit());
+    assert_eq!(
+        runs.lock().unwrap().len(),
+        1,
+        "a cached trained build is not trained again"
+    );
+
+    let failing = |_: &Path| -> Result<(), String> { Err("no stimulus".into()) };
+    let e = build(
+        &src,
+        &BuildOptions {
+            training: Some(Training {
+                name: "failing",
+                run: &failing,
+            }),
+            ..opts(cache.path(), false)
+        },
+    )
+    .expect_err("a failed training fails the build");
+    assert!(
+        matches!(&e, VerilatorError::Training { name, message } if name == "failing" && message == "no stimulus"),
+        "{e}"
     );
 }

@@ -121,6 +121,9 @@ pub struct SimBench {
     pub runner_speedup: Option<f64>,
     /// One evaluation a step over two, both in the model's runner.
     pub one_eval_speedup: Option<f64>,
+    /// The trained (profile-guided) model over the same build untrained,
+    /// both in the runner with one evaluation a step.
+    pub training_speedup: Option<f64>,
     /// Whether the RTL runs sent the same frames at the same cycles, over
     /// the cycles they all simulated.
     pub agree: bool,
@@ -155,6 +158,13 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let plan: Vec<(&str, SimKind, Shape, bool, u64)> = vec![
         (
             VERILATOR,
+            SimKind::Verilator,
+            Shape::Split,
+            false,
+            opts.cycles,
+        ),
+        (
+            UNTRAINED,
             SimKind::Verilator,
             Shape::Split,
             false,
@@ -206,6 +216,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
                 shape,
                 stepped,
                 two_evals: name == TWO_EVALS,
+                untrained: name == UNTRAINED,
                 profile: false,
             };
             let d = drive(name, how, cycles, opts.seed, compare)?;
@@ -236,6 +247,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
             shape: Shape::Split,
             stepped: name == STEPPED,
             two_evals: false,
+            untrained: false,
             profile: true,
         };
         let profiled = drive(name, how, opts.cycles, opts.seed, 0)?;
@@ -284,6 +296,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let split_speedup = ratio(speed(STEPPED), speed(AS_GENERATED));
     let runner_speedup = ratio(speed(TWO_EVALS), speed(STEPPED));
     let one_eval_speedup = ratio(speed(VERILATOR), speed(TWO_EVALS));
+    let training_speedup = ratio(speed(VERILATOR), speed(UNTRAINED));
     let config_cycles = drives.first().map_or(0, |d| d.config_cycles);
     let mut runs: Vec<SimRun> = drives.into_iter().map(|d| d.run).collect();
     runs.sort_by(|a, b| b.cycles_per_second.total_cmp(&a.cycles_per_second));
@@ -294,6 +307,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
         split_speedup,
         runner_speedup,
         one_eval_speedup,
+        training_speedup,
         agree,
         compared_cycles,
         verilator_compared_cycles,
@@ -302,6 +316,8 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
 
 /// The Verilator run every job uses.
 const VERILATOR: &str = "verilator";
+/// The same runner on the optimised model built without its training.
+const UNTRAINED: &str = "verilator, untrained";
 /// The model's stream runner with two evaluations a step.
 const TWO_EVALS: &str = "verilator, two evaluations a step";
 /// The same model, stepped by the harness.
@@ -315,6 +331,7 @@ struct How {
     shape: Shape,
     stepped: bool,
     two_evals: bool,
+    untrained: bool,
     profile: bool,
 }
 
@@ -325,6 +342,7 @@ fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<D
         profile: how.profile,
         stepped: how.stepped,
         two_evaluations: how.two_evals,
+        untrained: how.untrained,
         ..SimulatorOptions::default()
     };
     let dev = SimDevice::open(how.kind, &so)?;

@@ -162,6 +162,12 @@ fn keyed(src: &ModelSource, opts: &BuildOptions) -> Result<Keyed, VerilatorError
             .field(mk.ldlibs.join("\0").as_bytes())
             .field(tc.cxx_version.as_bytes())
             .field(&[u8::from(opts.trace)]);
+        // A trained build is its training's: another training, another build.
+        if let Some(t) = opts.training.filter(|_| trains(tc, opt)) {
+            key.field(b"pgo")
+                .field(PGO_USE.join(" ").as_bytes())
+                .field(t.name.as_bytes());
+        }
         vdir.join(&key.hex()[..20])
     };
     let fast_opt = match opts.optimisation {
@@ -211,38 +217,145 @@ fn build_in(
     {
         progress("compiling Verilator runtime (once per version)");
     }
-    std::thread::scope(|scope| {
+    let training = opts.training.filter(|_| trains(tc, fast_opt));
+    let generate: &[&str] = if training.is_some() {
+        &PGO_GENERATE
+    } else {
+        &[]
+    };
+    let (units, rt_objs) = std::thread::scope(|scope| {
         let rt = scope.spawn(|| runtime(tc, cxx, cflags, vdir, trace));
         let model = build_model(
-            tc, cxx, layout, src, wrapper, vflags, cflags, fast_opt, work, progress,
+            tc, cxx, layout, src, wrapper, vflags, cflags, fast_opt, generate, work, progress,
         );
         let rt_objs = rt.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        let (obj, model_objs) = model?;
-        // Link.
-        progress("linking");
-        let so = work.join(SO_NAME);
-        let mut link = Command::new(cxx);
-        link.args([
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            "-Wl,-Bsymbolic",
-            "-Wl,--no-undefined",
-            "-o",
-        ])
-        .arg(&so)
-        .args(&model_objs)
-        .args(&rt_objs)
-        .args(&mk.ldlibs)
-        .current_dir(&obj);
-        let (out, log) = run(&mut link, "linking")?;
-        if !out.status.success() {
-            return Err(VerilatorError::Compile {
-                log: trim_log(&log),
-            });
-        }
-        Ok(so)
-    })
+        Ok::<_, VerilatorError>((model?, rt_objs))
+    })?;
+    progress("linking");
+    let so = work.join(SO_NAME);
+    let link_generate: &[&str] = if training.is_some() {
+        &PGO_GENERATE_LINK
+    } else {
+        &[]
+    };
+    link(cxx, mk, &units, &rt_objs, link_generate, &so)?;
+    let Some(training) = training else {
+        return Ok(so);
+    };
+    progress("training");
+    train(&so, layout, trace, training)?;
+    if let Some(u) = units
+        .fast
+        .iter()
+        .find(|u| !units.obj.join(format!("{u}.gcda")).is_file())
+    {
+        return Err(VerilatorError::Training {
+            name: training.name.to_string(),
+            message: format!(
+                "the training left no profile of {u} in {}",
+                units.obj.display()
+            ),
+        });
+    }
+    // The same units, optimised with the profile the run left beside
+    // their objects.
+    progress("compiling model with its profile");
+    let jobs = units
+        .fast
+        .iter()
+        .map(|u| fast_job(cxx, cflags, fast_opt, &PGO_USE, &units.obj, u))
+        .collect();
+    run_jobs(jobs)?;
+    progress("linking");
+    link(cxx, mk, &units, &rt_objs, &[], &so)?;
+    Ok(so)
+}
+
+/// Link `units` and the runtime into the shared object `so`.
+fn link(
+    cxx: &Path,
+    mk: &MkFlags,
+    units: &Units,
+    rt_objs: &[PathBuf],
+    extra: &[&str],
+    so: &Path,
+) -> Result<(), VerilatorError> {
+    let mut link = Command::new(cxx);
+    link.args([
+        "-shared",
+        "-fPIC",
+        "-pthread",
+        "-Wl,-Bsymbolic",
+        "-Wl,--no-undefined",
+    ])
+    .args(extra)
+    .arg("-o")
+    .arg(so)
+    .args(&units.objects)
+    .args(rt_objs)
+    .args(&mk.ldlibs)
+    .current_dir(&units.obj);
+    let (out, log) = run(&mut link, "linking")?;
+    if !out.status.success() {
+        return Err(VerilatorError::Compile {
+            log: trim_log(&log),
+        });
+    }
+    Ok(())
+}
+
+/// gcc's instrumentation for a training build: the model runs on one
+/// thread, so its counters need no atomics.
+const PGO_GENERATE: [&str; 2] = ["-fprofile-generate", "-fprofile-update=single"];
+/// Linking a training build: the wrapper's reference to `__gcov_dump` is
+/// weak (so other builds link without gcov), and a weak reference does not
+/// pull the function out of libgcov's archive by itself.
+const PGO_GENERATE_LINK: [&str; 2] = ["-fprofile-generate", "-Wl,-u,__gcov_dump"];
+/// gcc's optimisation from the training's profile. Code the training never
+/// ran (partial training) keeps its ordinary optimisation instead of being
+/// optimised for size as never executed.
+const PGO_USE: [&str; 3] = [
+    "-fprofile-use",
+    "-fprofile-partial-training",
+    "-Wno-missing-profile",
+];
+
+/// Whether a build at `fast_opt` with this toolchain is trained: the
+/// optimised evaluation only, and only by gcc (whose profile files the
+/// recipe uses; clang's need llvm-profdata).
+fn trains(tc: &Toolchain, fast_opt: &str) -> bool {
+    fast_opt == FAST_OPT && is_gcc(&tc.cxx_version)
+}
+
+/// Whether a compiler's `--version` line is gcc's (`g++ (Debian 12.2.0-14)
+/// 12.2.0`, `c++ (GCC) 13.1.0`), not clang's.
+fn is_gcc(version: &str) -> bool {
+    let v = version.to_ascii_lowercase();
+    !v.contains("clang") && (v.contains("g++") || v.contains("gcc") || v.starts_with("c++ ("))
+}
+
+/// Run `training` on the instrumented model at `so`, then have the model
+/// write its profile (beside its objects). The builder holds its own
+/// handle on the library so the training's handles closing cannot unload
+/// it before the profile is written.
+fn train(
+    so: &Path,
+    layout: &Layout,
+    trace: bool,
+    training: super::Training,
+) -> Result<(), VerilatorError> {
+    let lib = Library::load(so, layout, trace, false)?;
+    (training.run)(so).map_err(|e| VerilatorError::Training {
+        name: training.name.to_string(),
+        message: e,
+    })?;
+    if !lib.dump_profile() {
+        return Err(VerilatorError::Training {
+            name: training.name.to_string(),
+            message: "the instrumented model has no profile to write (no gcov runtime)".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The Verilator runtime's objects for this version, compiler and flags,
@@ -324,9 +437,10 @@ fn build_model(
     vflags: &[String],
     cflags: &[String],
     fast_opt: &str,
+    fast_extra: &[&str],
     work: &Path,
     progress: &dyn Fn(&str),
-) -> Result<(PathBuf, Vec<PathBuf>), VerilatorError> {
+) -> Result<Units, VerilatorError> {
     // 1. Verilate.
     progress("verilating");
     let vfile = format!("{}.v", layout.top);
@@ -403,6 +517,7 @@ fn build_model(
     }
 
     let mut jobs: Vec<Job> = Vec::new();
+    let mut fast_units = Vec::new();
     for (i, (_, names)) in buckets.iter().enumerate() {
         let mut unit = String::from(
             "// Generated by weft-sim: fast-path unity build\n#define VL_INCLUDE_OPT include\n",
@@ -413,16 +528,10 @@ fn build_model(
         if i == 0 {
             unit.push_str("#include \"weft_wrapper.cpp\"\n");
         }
-        let file = format!("weft_fast_{i}.cpp");
-        write(&obj.join(&file), &unit)?;
-        jobs.push(Job::compile(
-            cxx,
-            cflags,
-            fast_opt,
-            &obj,
-            file.as_ref(),
-            obj.join(format!("weft_fast_{i}.o")),
-        ));
+        let file = format!("weft_fast_{i}");
+        write(&obj.join(format!("{file}.cpp")), &unit)?;
+        jobs.push(fast_job(cxx, cflags, fast_opt, fast_extra, &obj, &file));
+        fast_units.push(file);
     }
     let mut slow_job = None;
     if !classes.slow.is_empty() {
@@ -453,7 +562,46 @@ fn build_model(
     // 3. Compile.
     progress("compiling model");
     run_jobs(jobs)?;
-    Ok((obj, model_objs))
+    Ok(Units {
+        obj,
+        objects: model_objs,
+        fast: fast_units,
+    })
+}
+
+/// A verilated model's translation units, compiled.
+struct Units {
+    /// The object directory (Verilator's output).
+    obj: PathBuf,
+    /// Every object the model links (fast path first).
+    objects: Vec<PathBuf>,
+    /// Names (without extension) of the fast-path units, each compiled
+    /// from `NAME.cpp` to `NAME.o` in `obj`.
+    fast: Vec<String>,
+}
+
+/// The compile of one fast-path unit `name` in `obj`.
+fn fast_job(
+    cxx: &Path,
+    cflags: &[String],
+    opt: &str,
+    extra: &[&str],
+    obj: &Path,
+    name: &str,
+) -> Job {
+    let flags: Vec<String> = cflags
+        .iter()
+        .cloned()
+        .chain(extra.iter().map(|f| f.to_string()))
+        .collect();
+    Job::compile(
+        cxx,
+        &flags,
+        opt,
+        obj,
+        format!("{name}.cpp").as_ref(),
+        obj.join(format!("{name}.o")),
+    )
 }
 
 /// Optimisation of the model's fast path (evaluation) and wrapper: on

@@ -374,6 +374,16 @@ void weft_destroy(WeftModel* m) {{
 
 WEFT_API uint32_t weft_abi_version(void) {{ return {ABI_VERSION}u; }}
 
+// A training build (linked with gcc's -fprofile-generate) writes its
+// profile beside its objects; any other build has no gcov runtime, the
+// weak symbol stays null and this returns 0.
+extern "C" void __gcov_dump(void) __attribute__((weak));
+WEFT_API int32_t weft_dump_profile(void) {{
+    if (!__gcov_dump) return 0;
+    __gcov_dump();
+    return 1;
+}}
+
 WEFT_API const char* weft_signature(void) {{ return "{signature}"; }}
 
 // status: 0 ok, 1 tracing not built in, 2 VCD file not opened, 3 exception.

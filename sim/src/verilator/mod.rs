@@ -49,7 +49,7 @@
 //!   (`-g`; a model of its own in the cache), so that a profiler can say
 //!   which block's logic the time goes to (`scripts/sim-profile.sh`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 mod builder;
 mod cache;
@@ -69,7 +69,7 @@ pub use toolchain::{toolchain, Toolchain};
 /// Load a shared object [`build`] made of `src` (its Verilog is not read:
 /// the port list and clocks are checked against the library's signature).
 pub fn load(
-    path: &std::path::Path,
+    path: &Path,
     src: &ModelSource,
     trace: bool,
 ) -> Result<std::sync::Arc<Library>, VerilatorError> {
@@ -171,6 +171,35 @@ pub struct BuildOptions<'a> {
     pub progress: Option<&'a dyn Fn(&str)>,
     /// How the model's evaluation is compiled.
     pub optimisation: Optimisation,
+    /// A run that trains the optimised build (profile-guided: see
+    /// [`Training`]); ignored by other builds.
+    pub training: Option<Training<'a>>,
+}
+
+/// The run a profile-guided build trains on.
+///
+/// With a training, the optimised build ([`Optimisation::Fast`], by gcc)
+/// is compiled twice: first instrumented (`-fprofile-generate`), then,
+/// after `run` has driven that model, again with the profile it left
+/// (`-fprofile-use`), so branches and code layout follow what the design
+/// does under the training's stimulus. The results are the same; only the
+/// speed differs. The model is keyed by `name`, so the same design trained
+/// on other stimulus is another build.
+#[derive(Clone, Copy)]
+pub struct Training<'a> {
+    /// Names the stimulus (and its version) in the cache key.
+    pub name: &'a str,
+    /// Drives the instrumented model whose shared object is at the path it
+    /// is given (loading it with [`load`]); an error fails the build.
+    pub run: &'a (dyn Fn(&Path) -> Result<(), String> + Sync),
+}
+
+impl std::fmt::Debug for Training<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Training")
+            .field("name", &self.name)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for BuildOptions<'_> {
@@ -179,6 +208,7 @@ impl std::fmt::Debug for BuildOptions<'_> {
             .field("trace", &self.trace)
             .field("cache_dir", &self.cache_dir)
             .field("optimisation", &self.optimisation)
+            .field("training", &self.training)
             .field("progress", &self.progress.map(|_| "<callback>"))
             .finish()
     }
@@ -220,6 +250,14 @@ pub enum VerilatorError {
     /// ABI or port list, or the model could not be instantiated.
     #[error("loading the verilated model failed: {0}")]
     Load(String),
+    /// A profile-guided build's training run failed, or left no profile.
+    #[error("training run {name:?} of a profile-guided build: {message}")]
+    Training {
+        /// The training's name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
     /// Tracing was requested from a library built without it, or the VCD
     /// file could not be opened by the model.
     #[error("tracing: {0}")]

@@ -74,6 +74,20 @@ impl std::fmt::Debug for Library {
 }
 
 impl Library {
+    /// Have a training build (instrumented by gcc's `-fprofile-generate`)
+    /// write its profile now; false for any other build, which has none.
+    pub(crate) fn dump_profile(&self) -> bool {
+        type DumpFn = unsafe extern "C" fn() -> i32;
+        // SAFETY: the wrapper defines weft_dump_profile with this type; it
+        // only flushes the gcov runtime's counters to files.
+        unsafe {
+            self._lib
+                .get::<DumpFn>(b"weft_dump_profile\0")
+                .map(|f| f() == 1)
+                .unwrap_or(false)
+        }
+    }
+
     /// Load the shared object at `path` and check that it was built from
     /// `layout` (ABI version and port signature).
     pub(crate) fn load(

@@ -600,6 +600,9 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
             );
         }
     }
+    if let Some(x) = r.training_speedup {
+        println!("  trained (profile-guided) model: {x:.2}x the speed of the same build untrained");
+    }
     if let Some(x) = r.one_eval_speedup {
         println!("  one evaluation a step: {x:.2}x the speed of two");
     }
