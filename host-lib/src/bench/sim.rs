@@ -12,7 +12,9 @@
 //! The same seeded traffic runs on every simulation in one run:
 //! - Verilator on the Verilog every tool is given (one combinational block
 //!   per signal, `weft_hdl::comb_split`), its streams driven inside the
-//!   model (`weft_run`: many steps a call), as every job runs it;
+//!   model (`weft_run`: many steps a call), on the profile-guided build
+//!   (`weft_sim::prebuilt::top_training`), as every job runs it;
+//! - the same build untrained, and the runner with two evaluations a step;
 //! - the same model stepped by the harness one FFI call a step, the
 //!   streams offered and collected beat by beat in Rust: the speed before
 //!   the model's stream runner;
@@ -22,7 +24,11 @@
 //! - the top's reference model (`sim:model`: frames exact, cycles a timing
 //!   model).
 //!
-//! The three RTL runs must send the same frames at the same cycles over
+//! The Verilator runs and the model's of a round take turns, 16,384 cycles
+//! each, so they see the same machine; the fastest of `repeat`
+//! rounds is kept.
+//!
+//! The RTL runs must send the same frames at the same cycles over
 //! the cycles they share (checked, and reported as `agree`). A second,
 //! profiled Verilator run says where the time goes: inside the Verilated
 //! model, packing its ports into words, or in the harness around it.
@@ -63,6 +69,11 @@ const BACKLOG: usize = 48;
 const BATCH: usize = 24;
 /// Cycles advanced between two top-ups.
 const SLICE: u64 = 256;
+/// Cycles of one run's turn when the runs of a round take turns: short
+/// enough (tens of milliseconds) that the machine's drift falls on every
+/// run alike, long enough that bringing a model's code and state back into
+/// the caches (each is megabytes) costs nothing measurable.
+const TURN: u64 = 16_384;
 
 /// One simulation's run.
 #[derive(Clone, Debug, Serialize)]
@@ -194,23 +205,17 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
         ),
         ("model", SimKind::Model, Shape::Split, false, opts.cycles),
     ];
-    // Wall time on a shared machine varies from run to run by more than
-    // the differences measured here: every Verilator and model run is
-    // repeated, the repeats taken round-robin, and the fastest kept.
+    // Wall time on a shared machine drifts by more than the differences
+    // measured here: a round's runs take turns a slice at a time, every
+    // Verilator and model run is repeated (rust-hdl's once, on its own),
+    // and the fastest round of each kept.
     for round in 0..opts.repeat.max(1) {
+        let mut turn = Vec::new();
         for (k, (name, kind, shape, stepped, cycles)) in plan.iter().copied().enumerate() {
             let skipped = opts.only.as_deref().is_some_and(|o| o != name);
             if skipped || cycles == 0 || (round > 0 && kind == SimKind::RustHdl) {
                 continue;
             }
-            note(
-                opts,
-                &format!(
-                    "{name}: {cycles} cycles (run {} of {})",
-                    round + 1,
-                    opts.repeat.max(1)
-                ),
-            );
             let how = How {
                 kind,
                 shape,
@@ -219,20 +224,24 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
                 untrained: name == UNTRAINED,
                 profile: false,
             };
-            let d = drive(name, how, cycles, opts.seed, compare)?;
-            match drives.iter_mut().find(|(j, _)| *j == k) {
-                None => drives.push((k, d)),
-                Some((_, best)) => {
-                    if d.frames != best.frames {
-                        return Err(Error::Check(format!(
-                            "{name}: a repeated run sent different frames"
-                        )));
-                    }
-                    if d.run.cycles_per_second > best.run.cycles_per_second {
-                        *best = d;
-                    }
-                }
+            note(
+                opts,
+                &format!(
+                    "{name}: {cycles} cycles (round {} of {})",
+                    round + 1,
+                    opts.repeat.max(1)
+                ),
+            );
+            let d = Driving::new(name, how, cycles, opts.seed, compare)?;
+            if kind == SimKind::RustHdl {
+                keep(&mut drives, k, interleaved(vec![d])?.remove(0))?;
+            } else {
+                turn.push((k, d));
             }
+        }
+        let (ks, runs): (Vec<usize>, Vec<Driving>) = turn.into_iter().unzip();
+        for (k, d) in ks.into_iter().zip(interleaved(runs)?) {
+            keep(&mut drives, k, d)?;
         }
     }
     let mut drives: Vec<Drive> = drives.into_iter().map(|(_, d)| d).collect();
@@ -335,109 +344,201 @@ struct How {
     profile: bool,
 }
 
-/// Configure a fresh card and run `cycles` of sustained traffic on it.
-fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Drive> {
-    let so = SimulatorOptions {
-        shape: how.shape,
-        profile: how.profile,
-        stepped: how.stepped,
-        two_evaluations: how.two_evals,
-        untrained: how.untrained,
-        ..SimulatorOptions::default()
-    };
-    let dev = SimDevice::open(how.kind, &so)?;
-    let mut traffic = Sustained::new(seed);
-    for op in config_ops(traffic.setup()) {
-        match op {
-            Op::Write { addr, data, .. } => dev.write32(addr, data)?,
-            Op::Read { addr } => {
-                dev.read32(addr)?;
+/// One simulation of the card under its traffic, run a slice at a time so
+/// that the simulations of a round can take turns.
+struct Driving {
+    name: String,
+    dev: SimDevice,
+    traffic: Sustained,
+    cycles: u64,
+    start: u64,
+    limit: u64,
+    frames: Vec<(u64, bool, Vec<u8>)>,
+    frames_in: u64,
+    frames_out: u64,
+    /// Lengths of the frames offered on each input, in order.
+    offered: [Vec<usize>; 2],
+    /// Frames made but not offered yet, per input: each input is topped up
+    /// on its own, so a slow one does not pile up.
+    made: [VecDeque<Vec<u8>>; 2],
+    before: weft_model::DutProfile,
+    /// Wall seconds of the simulation's slices, making the traffic
+    /// excluded.
+    seconds: f64,
+}
+
+impl Driving {
+    /// Configure a fresh card for `cycles` of sustained traffic, recording
+    /// the frames it sends before `compare` cycles of it.
+    fn new(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Self> {
+        let so = SimulatorOptions {
+            shape: how.shape,
+            profile: how.profile,
+            stepped: how.stepped,
+            two_evaluations: how.two_evals,
+            untrained: how.untrained,
+            ..SimulatorOptions::default()
+        };
+        let dev = SimDevice::open(how.kind, &so)?;
+        let traffic = Sustained::new(seed);
+        for op in config_ops(traffic.setup()) {
+            match op {
+                Op::Write { addr, data, .. } => dev.write32(addr, data)?,
+                Op::Read { addr } => {
+                    dev.read32(addr)?;
+                }
             }
         }
+        let start = dev.cycles();
+        let before = dev.profile().unwrap_or_default();
+        Ok(Self {
+            name: name.to_string(),
+            dev,
+            traffic,
+            cycles,
+            start,
+            limit: start + compare,
+            frames: Vec::new(),
+            frames_in: 0,
+            frames_out: 0,
+            offered: [vec![], vec![]],
+            made: [VecDeque::new(), VecDeque::new()],
+            before,
+            seconds: 0.0,
+        })
     }
-    let start = dev.cycles();
-    let limit = start + compare;
-    let mut frames = Vec::new();
-    let (mut frames_in, mut frames_out) = (0u64, 0u64);
-    // Lengths of the frames offered on each input, in order.
-    let mut offered: [Vec<usize>; 2] = [vec![], vec![]];
-    let before = dev.profile().unwrap_or_default();
-    let mut making = 0.0;
-    let t0 = Instant::now();
-    // Frames made but not offered yet, per input: each input is topped up
-    // on its own, so a slow one does not pile up.
-    let mut made: [VecDeque<Vec<u8>>; 2] = [VecDeque::new(), VecDeque::new()];
-    let ports = [Port::Wire, Port::Host];
-    while dev.cycles() - start < cycles {
-        let t1 = Instant::now();
-        for (k, port) in ports.into_iter().enumerate() {
-            while dev.backlog(port) < BACKLOG {
-                if made[k].is_empty() {
-                    let t = traffic.batch(BATCH);
+
+    /// Whether the run has done its cycles.
+    fn done(&self) -> bool {
+        self.dev.cycles() - self.start >= self.cycles
+    }
+
+    /// Top the inputs up and run one slice of cycles.
+    fn slice(&mut self) -> Result<()> {
+        let t0 = Instant::now();
+        let mut making = 0.0;
+        for (k, port) in [Port::Wire, Port::Host].into_iter().enumerate() {
+            while self.dev.backlog(port) < BACKLOG {
+                if self.made[k].is_empty() {
+                    let t1 = Instant::now();
+                    let t = self.traffic.batch(BATCH);
                     for (j, fs) in [t.rx, t.h2c].into_iter().enumerate() {
                         // Frames whose tuser_size lies cannot be offered
                         // through the frame seam, which takes the size
                         // from the bytes.
-                        made[j].extend(
+                        self.made[j].extend(
                             fs.into_iter()
                                 .filter(|f| f.size as usize == f.bytes.len())
                                 .map(|f| f.bytes),
                         );
                     }
+                    making += t1.elapsed().as_secs_f64();
                     continue;
                 }
-                let f = made[k].pop_front().unwrap_or_default();
-                offered[k].push(f.len());
-                frames_in += 1;
-                dev.send(port, &f)?;
+                let f = self.made[k].pop_front().unwrap_or_default();
+                self.offered[k].push(f.len());
+                self.frames_in += 1;
+                self.dev.send(port, &f)?;
             }
         }
-        making += t1.elapsed().as_secs_f64();
-        dev.advance(SLICE.min(cycles - (dev.cycles() - start)))?;
-        for f in dev.recv()? {
-            frames_out += 1;
-            if f.cycle < limit {
-                frames.push((f.cycle, f.port == Port::Wire, f.bytes));
+        let left = self.cycles - (self.dev.cycles() - self.start);
+        self.dev.advance(SLICE.min(left))?;
+        for f in self.dev.recv()? {
+            self.frames_out += 1;
+            if f.cycle < self.limit {
+                self.frames.push((f.cycle, f.port == Port::Wire, f.bytes));
+            }
+        }
+        // The card's time: making the traffic is not the simulation's.
+        self.seconds += (t0.elapsed().as_secs_f64() - making).max(0.0);
+        Ok(())
+    }
+
+    /// The run's figures.
+    fn finish(self) -> Result<Drive> {
+        let name = &self.name;
+        let dev = &self.dev;
+        if let Some(fault) = dev.fault() {
+            return Err(Error::Check(format!("{name}: {fault}")));
+        }
+        let seconds = self.seconds.max(1e-9);
+        // The frames still waiting were offered but not taken (a frame part
+        // way in counts as taken).
+        let mut bytes_in = 0;
+        for (k, port) in [Port::Wire, Port::Host].into_iter().enumerate() {
+            let waiting = dev.backlog(port).saturating_sub(1);
+            let o = &self.offered[k];
+            bytes_in += o[..o.len().saturating_sub(waiting)].iter().sum::<usize>();
+        }
+        let done = dev.cycles() - self.start;
+        let before = self.before;
+        let profile = dev.profile().map(|p| {
+            let model = (p.simulator - before.simulator) / seconds;
+            let ports = (p.ports - before.ports) / seconds;
+            Profile {
+                cycles_per_second: done as f64 / seconds,
+                model,
+                ports,
+                harness: (1.0 - model - ports).max(0.0),
+            }
+        });
+        Ok(Drive {
+            run: SimRun {
+                simulation: name.clone(),
+                cycles: done,
+                seconds,
+                cycles_per_second: done as f64 / seconds,
+                frames_in: self.frames_in,
+                frames_out: self.frames_out,
+                bytes_in_per_cycle: bytes_in as f64 / done.max(1) as f64,
+                profile,
+            },
+            config_cycles: self.start,
+            frames: self.frames,
+        })
+    }
+}
+
+/// Run `runs` to the end, taking turns a slice each, so that every run
+/// sees the machine as the others do (a shared machine's speed drifts by
+/// more than the differences measured).
+fn interleaved(mut runs: Vec<Driving>) -> Result<Vec<Drive>> {
+    while runs.iter().any(|r| !r.done()) {
+        for r in runs.iter_mut().filter(|r| !r.done()) {
+            let turn_end = r.dev.cycles() + TURN;
+            while !r.done() && r.dev.cycles() < turn_end {
+                r.slice()?;
             }
         }
     }
-    // The card's time: making the traffic is not the simulation's.
-    let wall = t0.elapsed().as_secs_f64();
-    let seconds = (wall - making).max(1e-9);
-    if let Some(fault) = dev.fault() {
-        return Err(Error::Check(format!("{name}: {fault}")));
-    }
-    // The frames still waiting were offered but not taken (a frame part
-    // way in counts as taken).
-    let mut bytes_in = 0;
-    for (k, port) in [Port::Wire, Port::Host].into_iter().enumerate() {
-        let waiting = dev.backlog(port).saturating_sub(1);
-        let o = &offered[k];
-        bytes_in += o[..o.len().saturating_sub(waiting)].iter().sum::<usize>();
-    }
-    let done = dev.cycles() - start;
-    let profile = dev.profile().map(|p| {
-        let model = (p.simulator - before.simulator) / seconds;
-        let ports = (p.ports - before.ports) / seconds;
-        Profile {
-            cycles_per_second: done as f64 / seconds,
-            model,
-            ports,
-            harness: (1.0 - model - ports).max(0.0),
+    runs.into_iter().map(Driving::finish).collect()
+}
+
+/// Keep `d` as plan entry `k`'s run if it is the first or the fastest; a
+/// repeat must send the same frames.
+fn keep(drives: &mut Vec<(usize, Drive)>, k: usize, d: Drive) -> Result<()> {
+    match drives.iter_mut().find(|(j, _)| *j == k) {
+        None => drives.push((k, d)),
+        Some((_, best)) => {
+            if d.frames != best.frames {
+                return Err(Error::Check(format!(
+                    "{}: a repeated run sent different frames",
+                    d.run.simulation
+                )));
+            }
+            if d.run.cycles_per_second > best.run.cycles_per_second {
+                *best = d;
+            }
         }
-    });
-    Ok(Drive {
-        run: SimRun {
-            simulation: name.to_string(),
-            cycles: done,
-            seconds,
-            cycles_per_second: done as f64 / seconds.max(1e-9),
-            frames_in,
-            frames_out,
-            bytes_in_per_cycle: bytes_in as f64 / done.max(1) as f64,
-            profile,
-        },
-        config_cycles: start,
-        frames,
-    })
+    }
+    Ok(())
+}
+
+/// Configure a fresh card and run `cycles` of sustained traffic on it.
+fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Drive> {
+    let mut d = Driving::new(name, how, cycles, seed, compare)?;
+    while !d.done() {
+        d.slice()?;
+    }
+    d.finish()
 }

@@ -15,6 +15,13 @@
 //! version and compiler into `<cache>/verilator/<version>/rt-<hash>/` and
 //! reused by every build.
 //!
+//! An optimised build can be profile-guided ([`Training`]): compiled
+//! instrumented, driven by the caller's training run, and compiled again
+//! with the profile that run left (gcc's `-fprofile-generate` and
+//! `-fprofile-use`); the training's name joins the key. weft-sim trains
+//! `weft_top` on its sustained mixed traffic
+//! ([`crate::prebuilt::top_training`]).
+//!
 //! [`lint`] runs `verilator --lint-only -Wall` on a piece of Verilog.
 //!
 //! # Packing convention
@@ -143,8 +150,9 @@ pub struct ModelSource {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Optimisation {
     /// Optimised (`-O2`): the build's C++ compile takes most of its time
-    /// (on `weft_top` about 15 s of CPU), and the model runs about five
-    /// times faster than [`Quick`](Self::Quick). For long runs.
+    /// (on `weft_top` about 15 s of CPU, twice that with a [`Training`]),
+    /// and the model runs about five times faster than
+    /// [`Quick`](Self::Quick). For long runs.
     #[default]
     Fast,
     /// Unoptimised (`-O0`): compiles in about a seventh of the time and
