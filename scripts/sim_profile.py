@@ -11,6 +11,8 @@ helpers) and of weft's wrapper are reported apart. An approximation:
 optimised code moves instructions between neighbouring lines.
 
 Usage: sim_profile.py ANNOTATE_OUTPUT STEPS [TOP_N]
+       sim_profile.py --totals ANNOTATE_OUTPUT STEPS NAME
+         (a cache- and branch-simulated profile's totals a step)
 """
 import collections
 import re
@@ -60,7 +62,26 @@ def owners(path):
     return owner
 
 
+def totals(path, steps, name):
+    """Print what a step cost: instructions, L1 instruction-cache misses
+    and mispredicted conditional branches (callgrind's --cache-sim and
+    --branch-sim events)."""
+    lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    events = next(l.split(":", 1)[1].split() for l in lines if l.startswith("Events recorded:"))
+    total = next(l for l in lines if "PROGRAM TOTALS" in l)
+    values = [int(v.replace(",", "")) for v in re.findall(r"([\d,]+) \(", total)]
+    e = dict(zip(events, values))
+    print(
+        f"{name}: a step {e['Ir'] / steps:,.0f} instructions, "
+        f"{e['I1mr'] / steps:,.0f} L1 instruction-cache misses, "
+        f"{e['Bcm'] / steps:,.0f} mispredicted conditional branches ({steps:,.0f} steps)"
+    )
+
+
 def main():
+    if sys.argv[1] == "--totals":
+        totals(sys.argv[2], float(sys.argv[3]), sys.argv[4])
+        return
     ann, steps = sys.argv[1], float(sys.argv[2])
     top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
     total = collections.Counter()

@@ -63,8 +63,9 @@ pub struct BenchSimArgs {
     /// Seed of the card's configuration and the traffic.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Runs of each Verilator and model simulation, taken round-robin; the
-    /// fastest of each is reported (wall time on a shared machine varies).
+    /// Rounds of the Verilator and model simulations (within a round they
+    /// take turns); the fastest of each is reported (wall time on a shared
+    /// machine varies).
     #[arg(long, default_value_t = 3)]
     repeat: u32,
     /// Run only the simulation of this name, e.g. "verilator, stepped".
