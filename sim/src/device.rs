@@ -319,6 +319,21 @@ impl SimDevice {
         Self::on(SimKind::Verilator, Backend::Rtl(card))
     }
 
+    /// Write the top's random configuration `setup` through the registers
+    /// (`weft_model::top_traffic::config_ops`), as the benchmark and the
+    /// training configure the card before their traffic.
+    pub fn configure(&self, setup: &weft_model::top_traffic::Setup) -> Result<()> {
+        for op in weft_model::top_traffic::config_ops(setup) {
+            match op {
+                Op::Write { addr, data, .. } => self.write32(addr, data)?,
+                Op::Read { addr } => {
+                    self.read32(addr)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The card on `backend`, out of reset.
     fn on(kind: SimKind, backend: Backend) -> Result<Self, SimError> {
         let dev = Self {

@@ -17,11 +17,10 @@ use crate::vl::source_with_clocks;
 use crate::SimError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use weft_driver::{Device, FramePorts, Port};
+use weft_driver::{FramePorts, Port};
 use weft_hdl::emit::Shape;
-use weft_model::axil::Op;
 use weft_model::top::{TopIn, TopOut};
-use weft_model::top_traffic::{config_ops, Sustained};
+use weft_model::top_traffic::Sustained;
 use weft_model::PortSet;
 
 /// Where the two builds of `weft_top`'s model live (the quick one built,
@@ -145,14 +144,7 @@ fn train_top(path: &Path) -> Result<(), String> {
         let lib = verilator::load(path, &top_source(String::new())?, false)?;
         let dev = SimDevice::on_top_library(&lib)?;
         let mut traffic = Sustained::new(TRAINING_SEED);
-        for op in config_ops(traffic.setup()) {
-            match op {
-                Op::Write { addr, data, .. } => dev.write32(addr, data)?,
-                Op::Read { addr } => {
-                    dev.read32(addr)?;
-                }
-            }
-        }
+        dev.configure(traffic.setup())?;
         let start = dev.cycles();
         while dev.cycles() - start < TRAINING_CYCLES {
             if dev.backlog(Port::Wire) < TRAINING_BACKLOG

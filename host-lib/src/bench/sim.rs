@@ -39,10 +39,9 @@ use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::Instant;
-use weft_driver::{Device, FramePorts, Port};
+use weft_driver::{FramePorts, Port};
 use weft_hdl::emit::Shape;
-use weft_model::axil::Op;
-use weft_model::top_traffic::{config_ops, Sustained};
+use weft_model::top_traffic::Sustained;
 use weft_sim::device::SimKind;
 use weft_sim::{SimDevice, SimulatorOptions};
 
@@ -381,14 +380,7 @@ impl Driving {
         };
         let dev = SimDevice::open(how.kind, &so)?;
         let traffic = Sustained::new(seed);
-        for op in config_ops(traffic.setup()) {
-            match op {
-                Op::Write { addr, data, .. } => dev.write32(addr, data)?,
-                Op::Read { addr } => {
-                    dev.read32(addr)?;
-                }
-            }
-        }
+        dev.configure(traffic.setup())?;
         let start = dev.cycles();
         let before = dev.profile().unwrap_or_default();
         Ok(Self {
