@@ -465,7 +465,10 @@ fn build_model(
             .map_err(VerilatorError::io(format!("listing {}", obj.display())))?
             .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with("Vtop___024root__DepSet") && !name.contains("Slow") {
+        // 5.006 names them Vtop___024root__DepSet_*, the 5.04x releases
+        // Vtop___024root__N.cpp.
+        if name.starts_with("Vtop___024root__") && name.ends_with(".cpp") && !name.contains("Slow")
+        {
             fast_cpp.push(read(&path)?);
         }
     }

