@@ -229,7 +229,7 @@ fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
 }
 
-fn leading_identifier(s: &str) -> Option<&str> {
+pub(crate) fn leading_identifier(s: &str) -> Option<&str> {
     let b = s.as_bytes();
     if !b.first().is_some_and(|&c| is_ident_start(c)) {
         return None;
@@ -240,7 +240,7 @@ fn leading_identifier(s: &str) -> Option<&str> {
 
 /// The identifiers an expression reads: names, not sized literals
 /// (`32'h10`, `1'b1`) or system functions (`$signed`).
-fn identifiers(s: &str) -> Vec<&str> {
+pub(crate) fn identifiers(s: &str) -> Vec<&str> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;

@@ -17,7 +17,8 @@ pub struct Emitted {
 /// Generate the Verilog of a connected block with its top module named
 /// `module` (rust-hdl always names it `top`, and its submodules `top$...`),
 /// each combinational block split into one block per signal
-/// ([`crate::comb_split`]). This is the Verilog every tool is given.
+/// ([`crate::comb_split`]) and each register folded into its parent
+/// ([`crate::dff_fold`]). This is the Verilog every tool is given.
 pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
     verilog_shaped(uut, module, Shape::Split)
 }
@@ -25,9 +26,13 @@ pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
 /// How the emitted Verilog is shaped.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Shape {
-    /// One combinational block per signal: what every tool is given.
+    /// One combinational block per signal and the registers folded into
+    /// their parents: what every tool is given.
     #[default]
     Split,
+    /// One combinational block per signal, every register still a module
+    /// of its own. Kept to measure what the fold buys (`weft bench sim`).
+    Unfolded,
     /// As rust-hdl writes it: one combinational block per module. Kept to
     /// measure what the split buys (`weft bench sim`) and to look at
     /// rust-hdl's own output.
@@ -38,7 +43,8 @@ pub enum Shape {
 pub fn verilog_shaped<B: Block>(uut: &B, module: &str, shape: Shape) -> String {
     let v = rename_top(&generate_verilog(uut), module);
     match shape {
-        Shape::Split => crate::comb_split::split(&v).0,
+        Shape::Split => crate::dff_fold::fold(&crate::comb_split::split(&v).0).0,
+        Shape::Unfolded => crate::comb_split::split(&v).0,
         Shape::AsGenerated => v,
     }
 }

@@ -12,6 +12,7 @@ pub mod cdc;
 pub mod comb_split;
 pub mod common;
 pub mod csr;
+pub mod dff_fold;
 pub mod emit;
 pub mod frame_check;
 pub mod framer;

@@ -99,10 +99,11 @@ fn grad_bench_refuses_a_jitter_outside_0_to_1() {
 
 /// `weft bench sim` at a small size: the model's stream runner (one and
 /// two evaluations a step, the trained model and the same build
-/// untrained), the harness stepping the model, rust-hdl's own
+/// untrained, the registers unfolded), the harness stepping the model, rust-hdl's own
 /// Verilog and rust-hdl's simulator send the same frames at the same
 /// cycles under the same mixed traffic (the whole top, cycle by cycle: the
-/// comb split and the runner change nothing a port can see), and the
+/// comb split, the register fold and the runner change nothing a port
+/// can see), and the
 /// profiled Verilator run accounts for its time.
 #[test]
 fn sim_bench_runs_agree_frame_for_frame() {
@@ -125,6 +126,7 @@ fn sim_bench_runs_agree_frame_for_frame() {
     for want in [
         "verilator",
         "verilator, untrained",
+        "verilator, registers unfolded",
         "verilator, two evaluations a step",
         "verilator, stepped",
         "verilator, rust-hdl's Verilog",

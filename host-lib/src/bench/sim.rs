@@ -11,15 +11,20 @@
 //!
 //! The same seeded traffic runs on every simulation in one run:
 //! - Verilator on the Verilog every tool is given (one combinational block
-//!   per signal, `weft_hdl::comb_split`), its streams driven inside the
+//!   per signal, `weft_hdl::comb_split`, and every register folded into a
+//!   clocked block of its parent, `weft_hdl::dff_fold`), its streams
+//!   driven inside the
 //!   model (`weft_run`: many steps a call), on the profile-guided build
 //!   (`weft_sim::prebuilt::top_training`), as every job runs it;
-//! - the same build untrained, and the runner with two evaluations a step;
+//! - the same build untrained; untrained on the split Verilog with every
+//!   register still a module of its own (the speed before the fold); and
+//!   the runner with two evaluations a step;
 //! - the same model stepped by the harness one FFI call a step, the
 //!   streams offered and collected beat by beat in Rust: the speed before
 //!   the model's stream runner;
 //! - Verilator on the Verilog as rust-hdl writes it (one combinational
-//!   block per module), stepped: the speed before the split;
+//!   block per module, a module a register), stepped: the speed before
+//!   the split and the fold;
 //! - rust-hdl's own simulator (a shorter run: it is ~1000x slower);
 //! - the top's reference model (`sim:model`: frames exact, cycles a timing
 //!   model).
@@ -123,8 +128,8 @@ pub struct SimBench {
     pub config_cycles: u64,
     /// The runs, fastest simulation first.
     pub runs: Vec<SimRun>,
-    /// Verilator on the split Verilog over Verilator on rust-hdl's own,
-    /// both stepped by the harness.
+    /// Verilator on the Verilog every tool gets (split and folded) over
+    /// Verilator on rust-hdl's own, both stepped by the harness.
     pub split_speedup: Option<f64>,
     /// Verilator with the streams run inside the model (two evaluations a
     /// step) over the same model stepped by the harness.
@@ -134,6 +139,10 @@ pub struct SimBench {
     /// The trained (profile-guided) model over the same build untrained,
     /// both in the runner with one evaluation a step.
     pub training_speedup: Option<f64>,
+    /// The registers folded into their parents' clocked blocks over each
+    /// a module of its own (`weft_hdl::dff_fold`), both untrained in the
+    /// runner with one evaluation a step.
+    pub fold_speedup: Option<f64>,
     /// Whether the RTL runs sent the same frames at the same cycles, over
     /// the cycles they all simulated.
     pub agree: bool,
@@ -181,6 +190,13 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
             opts.cycles,
         ),
         (
+            UNFOLDED,
+            SimKind::Verilator,
+            Shape::Unfolded,
+            false,
+            opts.cycles,
+        ),
+        (
             TWO_EVALS,
             SimKind::Verilator,
             Shape::Split,
@@ -220,7 +236,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
                 shape,
                 stepped,
                 two_evals: name == TWO_EVALS,
-                untrained: name == UNTRAINED,
+                untrained: name == UNTRAINED || name == UNFOLDED,
                 profile: false,
             };
             note(
@@ -305,6 +321,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let runner_speedup = ratio(speed(TWO_EVALS), speed(STEPPED));
     let one_eval_speedup = ratio(speed(VERILATOR), speed(TWO_EVALS));
     let training_speedup = ratio(speed(VERILATOR), speed(UNTRAINED));
+    let fold_speedup = ratio(speed(UNTRAINED), speed(UNFOLDED));
     let config_cycles = drives.first().map_or(0, |d| d.config_cycles);
     let mut runs: Vec<SimRun> = drives.into_iter().map(|d| d.run).collect();
     runs.sort_by(|a, b| b.cycles_per_second.total_cmp(&a.cycles_per_second));
@@ -316,6 +333,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
         runner_speedup,
         one_eval_speedup,
         training_speedup,
+        fold_speedup,
         agree,
         compared_cycles,
         verilator_compared_cycles,
@@ -326,6 +344,9 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
 const VERILATOR: &str = "verilator";
 /// The same runner on the optimised model built without its training.
 const UNTRAINED: &str = "verilator, untrained";
+/// The untrained runner on the Verilog with every register a module of
+/// its own, as rust-hdl writes it (the split, not the fold).
+const UNFOLDED: &str = "verilator, registers unfolded";
 /// The model's stream runner with two evaluations a step.
 const TWO_EVALS: &str = "verilator, two evaluations a step";
 /// The same model, stepped by the harness.

@@ -604,6 +604,9 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
     if let Some(x) = r.training_speedup {
         println!("  trained (profile-guided) model: {x:.2}x the speed of the same build untrained");
     }
+    if let Some(x) = r.fold_speedup {
+        println!("  registers folded into their parents: {x:.2}x the speed of one module a register (both untrained)");
+    }
     if let Some(x) = r.one_eval_speedup {
         println!("  one evaluation a step: {x:.2}x the speed of two");
     }
@@ -611,7 +614,7 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
         println!("  streams run inside the model (many steps a call, two evaluations a step): {x:.2}x the speed of one FFI call a step");
     }
     if let Some(x) = r.split_speedup {
-        println!("  one combinational block per signal: {x:.2}x the speed of rust-hdl's own Verilog on Verilator (both stepped)");
+        println!("  one combinational block per signal, registers folded: {x:.2}x the speed of rust-hdl's own Verilog on Verilator (both stepped)");
     }
     println!(
         "  the RTL runs {} frame for frame: the Verilator runs over all {} cycles, rust-hdl's over its first {}",
