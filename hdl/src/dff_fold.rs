@@ -237,14 +237,11 @@ fn fold_parent<'a>(
             ");".to_string(),
         ];
         let wired = (0..4).all(|k| lines[i + 1 + k].trim() == wiring[k]);
-        let folded = wired && uses.get(module) == Some(&1) && {
-            let plan = plan_fold(lines, &seen, &only, &d, &q, &clk, i);
-            plan.map(|p| {
-                p.apply(lines, edits, &q, &dff.init, i);
-            })
-            .is_some()
-        };
-        if folded {
+        let plan = (wired && uses.get(module) == Some(&1))
+            .then(|| plan_fold(lines, &seen, &only, &d, &q, &clk, i))
+            .flatten();
+        if let Some(p) = plan {
+            p.apply(lines, edits, &q, &dff.init, i);
             stats.folded += 1;
             gone.insert(module);
             i += 5;
