@@ -96,7 +96,7 @@ pub struct Avm {
     pub eng_raddr: Signal<In, Bits<14>>,
     /// Engine register read accepted this cycle.
     pub eng_re: Signal<In, Bit>,
-    /// Engine register read data.
+    /// Engine register read data for `eng_raddr` while `eng_re`, else 0.
     pub eng_rdata: Signal<Out, Bits<32>>,
     /// Engine register write address (word).
     pub eng_waddr: Signal<In, Bits<14>>,
@@ -1017,56 +1017,61 @@ impl Logic for Avm {
             | (self.taken.q.val() << 16);
         self.w_sel.narrow.next = self.snap_sel.q.val();
         self.eng_rdata.next = self.zero32.val();
-        if (self.eng_raddr.val() == self.w_ctrl.val()) & self.managed.q.val() {
-            self.eng_rdata.next = self.one32.val();
-        }
-        if self.eng_raddr.val() == self.w_status.val() {
-            self.eng_rdata.next = self.status_w.val();
-        }
-        if self.eng_raddr.val() == self.w_snap_sel.val() {
-            self.eng_rdata.next = self.w_sel.wide.val();
-        }
-        if self.eng_raddr.val() == self.w_snap_cycle.val() {
-            self.eng_rdata.next = self.s_cycle.q.val();
-        }
-        if self.eng_raddr.val() == self.w_geometry.val() {
-            self.eng_rdata.next = self.geometry.val();
-        }
-        for c in 0..CONSUMERS {
-            if self.eng_raddr.val() == self.w_weight[c].val() {
-                self.eng_rdata.next = self.weight[c].q.val();
+        // Decoded only on a read: the CSR block takes `eng_rdata` only in
+        // the cycle `eng_re` is high, and a simulator skips the decoder on
+        // every other cycle.
+        if self.eng_re.val() {
+            if (self.eng_raddr.val() == self.w_ctrl.val()) & self.managed.q.val() {
+                self.eng_rdata.next = self.one32.val();
             }
-            if self.eng_raddr.val() == self.w_prio[c].val() {
-                self.eng_rdata.next = self.prio[c].q.val();
+            if self.eng_raddr.val() == self.w_status.val() {
+                self.eng_rdata.next = self.status_w.val();
             }
-            if self.eng_raddr.val() == self.w_limits[c].val() {
-                self.eng_rdata.next = self.quota[c].q.val() | (self.reserve[c].q.val() << 8);
+            if self.eng_raddr.val() == self.w_snap_sel.val() {
+                self.eng_rdata.next = self.w_sel.wide.val();
             }
-            if self.eng_raddr.val() == self.w_pages[c].val() {
-                self.eng_rdata.next = self.pages[c].q.val();
+            if self.eng_raddr.val() == self.w_snap_cycle.val() {
+                self.eng_rdata.next = self.s_cycle.q.val();
             }
-        }
-        if self.eng_raddr.val() == self.w_snap_data.val() {
+            if self.eng_raddr.val() == self.w_geometry.val() {
+                self.eng_rdata.next = self.geometry.val();
+            }
             for c in 0..CONSUMERS {
-                if self.snap_sel.q.val() == self.sel_req[c].val() {
-                    self.eng_rdata.next = self.s_req[c].q.val();
+                if self.eng_raddr.val() == self.w_weight[c].val() {
+                    self.eng_rdata.next = self.weight[c].q.val();
                 }
-                if self.snap_sel.q.val() == self.sel_gnt[c].val() {
-                    self.eng_rdata.next = self.s_gnt[c].q.val();
+                if self.eng_raddr.val() == self.w_prio[c].val() {
+                    self.eng_rdata.next = self.prio[c].q.val();
                 }
-                if self.snap_sel.q.val() == self.sel_stall[c].val() {
-                    self.eng_rdata.next = self.s_stall[c].q.val();
+                if self.eng_raddr.val() == self.w_limits[c].val() {
+                    self.eng_rdata.next = self.quota[c].q.val() | (self.reserve[c].q.val() << 8);
                 }
-                if self.snap_sel.q.val() == self.sel_fault[c].val() {
-                    self.eng_rdata.next = self.s_fault[c].q.val();
-                }
-                if self.snap_sel.q.val() == self.sel_pages[c].val() {
-                    self.eng_rdata.next = self.s_pages[c].q.val();
+                if self.eng_raddr.val() == self.w_pages[c].val() {
+                    self.eng_rdata.next = self.pages[c].q.val();
                 }
             }
-            for i in 0..HISTS {
-                if self.snap_sel.q.val() == self.sel_hist[i].val() {
-                    self.eng_rdata.next = self.s_hist[i].q.val();
+            if self.eng_raddr.val() == self.w_snap_data.val() {
+                for c in 0..CONSUMERS {
+                    if self.snap_sel.q.val() == self.sel_req[c].val() {
+                        self.eng_rdata.next = self.s_req[c].q.val();
+                    }
+                    if self.snap_sel.q.val() == self.sel_gnt[c].val() {
+                        self.eng_rdata.next = self.s_gnt[c].q.val();
+                    }
+                    if self.snap_sel.q.val() == self.sel_stall[c].val() {
+                        self.eng_rdata.next = self.s_stall[c].q.val();
+                    }
+                    if self.snap_sel.q.val() == self.sel_fault[c].val() {
+                        self.eng_rdata.next = self.s_fault[c].q.val();
+                    }
+                    if self.snap_sel.q.val() == self.sel_pages[c].val() {
+                        self.eng_rdata.next = self.s_pages[c].q.val();
+                    }
+                }
+                for i in 0..HISTS {
+                    if self.snap_sel.q.val() == self.sel_hist[i].val() {
+                        self.eng_rdata.next = self.s_hist[i].q.val();
+                    }
                 }
             }
         }

@@ -98,7 +98,8 @@ pub struct Csr {
     /// cycle (engines latch read side effects on it).
     pub eng_re: Signal<Out, Bit>,
     /// Engine register port: the engines' read data for `eng_raddr`,
-    /// combinational.
+    /// combinational; taken only in the cycle `eng_re` is high (the engines
+    /// drive 0 otherwise).
     pub eng_rdata: Signal<In, Bits<32>>,
     /// Engine register port: word address of a write.
     pub eng_waddr: Signal<Out, Bits<WORD_BITS>>,

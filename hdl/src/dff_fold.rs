@@ -10,10 +10,16 @@
 //! instructions a cycle (`scripts/sim-profile.sh`).
 //!
 //! This pass, run on the split Verilog ([`crate::comb_split`]), rewrites
-//! each register whose next-state block assigns only its `d` as one
-//! clocked block in the parent: the same statements inside the same `if`s,
+//! each register whose next-state block assigns only its `d` as clocked
+//! statements of the parent: the same statements inside the same `if`s,
 //! `x$d = e;` written `x$q <= e;`, and the leading hold dropped (a
-//! register not assigned on an edge keeps its value). The register's
+//! register not assigned on an edge keeps its value). A parent's folded
+//! registers share one clocked block per clock, each register's
+//! statements after those of every register that reads it: Verilator
+//! keeps a shadow copy (`__Vdly__`) of a register that another clocked
+//! block reads and copies it in and out every cycle, but needs none for a
+//! register read earlier in its own block (on `weft_top` 228 shadows
+//! became 25). The register's
 //! module, its instance and its `d` and `clock` nets go; its initial value
 //! moves into the parent. The meaning is the same (the last non-blocking
 //! assignment of an edge wins, as the last blocking one did), and the
@@ -215,6 +221,7 @@ fn fold_parent<'a>(
             only.insert(targets.into_iter().next().unwrap_or_default(), (s, e));
         }
     }
+    let mut folded: Vec<Folded> = Vec::new();
     let mut i = m.start + 1;
     while i + 4 < m.end {
         let t = lines[i].trim_start();
@@ -241,7 +248,19 @@ fn fold_parent<'a>(
             .then(|| plan_fold(lines, &seen, &only, &d, &q, &clk, i))
             .flatten();
         if let Some(p) = plan {
-            p.apply(lines, edits, &q, &dff.init, i);
+            p.rewire(lines, edits, i);
+            let body = p.body(lines, &q);
+            folded.push(Folded {
+                init: format!("    initial begin\n        {q} = {};\n    end", dff.init),
+                reads: body
+                    .iter()
+                    .flat_map(|l| identifiers(l).into_iter().map(str::to_string))
+                    .collect(),
+                q,
+                body,
+                clock: p.clock,
+                at: p.d_block,
+            });
             stats.folded += 1;
             gone.insert(module);
             i += 5;
@@ -249,6 +268,100 @@ fn fold_parent<'a>(
             i += 1;
         }
     }
+    merge_clocked(folded, edits);
+}
+
+/// One folded register of a parent: its clocked statements and where its
+/// next-state block was.
+struct Folded {
+    q: String,
+    init: String,
+    body: Vec<String>,
+    reads: HashSet<String>,
+    clock: String,
+    at: (usize, usize),
+}
+
+/// Write a parent's folded registers as one clocked block per clock, in
+/// the place of the first one's next-state block, each register after
+/// every register that reads it. Verilator keeps a shadow copy
+/// (`__Vdly__`) of a register that another clocked block reads, and
+/// copies it in and out every cycle; inside one block, statements that
+/// read a register before it is assigned need none. The order does not
+/// change the meaning (non-blocking assignments all take effect at the
+/// edge); where registers read each other in a cycle, the cycle is broken
+/// at the earliest and Verilator shadows what it must.
+fn merge_clocked(folded: Vec<Folded>, edits: &mut HashMap<usize, Option<String>>) {
+    let mut clocks: Vec<&str> = Vec::new();
+    for f in &folded {
+        if !clocks.contains(&f.clock.as_str()) {
+            clocks.push(&f.clock);
+        }
+    }
+    for clock in clocks {
+        let group: Vec<&Folded> = folded.iter().filter(|f| f.clock == clock).collect();
+        let order = readers_first(&group);
+        let mut text = String::new();
+        for f in &group {
+            text.push_str(&f.init);
+            text.push('\n');
+        }
+        text.push_str(&format!("    always @(posedge {clock}) begin"));
+        for &k in &order {
+            for l in &group[k].body {
+                text.push('\n');
+                text.push_str(l);
+            }
+        }
+        text.push_str("\n    end");
+        for (k, f) in group.iter().enumerate() {
+            let (ds, de) = f.at;
+            for l in ds..=de {
+                edits.insert(l, None);
+            }
+            if k == 0 {
+                edits.insert(ds, Some(std::mem::take(&mut text)));
+            }
+        }
+    }
+}
+
+/// An order of `group` in which a register comes after every other that
+/// reads it, where there is one; a cycle is broken at its earliest member.
+fn readers_first(group: &[&Folded]) -> Vec<usize> {
+    let n = group.len();
+    let index: HashMap<&str, usize> = group
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (f.q.as_str(), k))
+        .collect();
+    // waits[w]: how many other registers read w and are not yet placed.
+    let mut waits = vec![0usize; n];
+    let mut read: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (r, f) in group.iter().enumerate() {
+        for id in &f.reads {
+            if let Some(&w) = index.get(id.as_str()) {
+                if w != r {
+                    waits[w] += 1;
+                    read[r].push(w);
+                }
+            }
+        }
+    }
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let next = (0..n)
+            .find(|&k| !placed[k] && waits[k] == 0)
+            .or_else(|| (0..n).find(|&k| !placed[k]))
+            .unwrap_or_default();
+        placed[next] = true;
+        order.push(next);
+        for &w in &read[next] {
+            waits[w] = waits[w].saturating_sub(1);
+        }
+    }
+    order
 }
 
 /// What folding one register changes in its parent.
@@ -333,14 +446,9 @@ fn plan_fold(
 }
 
 impl Plan {
-    fn apply(
-        &self,
-        lines: &[&str],
-        edits: &mut HashMap<usize, Option<String>>,
-        q: &str,
-        init: &str,
-        inst: usize,
-    ) {
+    /// Drop the register's instance, its `d` and clock nets, and make its
+    /// `q` a variable of the parent.
+    fn rewire(&self, lines: &[&str], edits: &mut HashMap<usize, Option<String>>, inst: usize) {
         for l in [self.d_decl, self.clk_decl] {
             edits.insert(l, None);
         }
@@ -356,9 +464,14 @@ impl Plan {
         for l in self.clk_block.0..=self.clk_block.1 {
             edits.insert(l, None);
         }
+    }
+
+    /// The next-state block's statements as clocked ones: `x$d = e;`
+    /// written `x$q <= e;`, the leading hold dropped.
+    fn body(&self, lines: &[&str], q: &str) -> Vec<String> {
         let (ds, de) = self.d_block;
         let d_hold = format!("{q};");
-        let mut body: Vec<String> = Vec::new();
+        let mut body = Vec::new();
         for (k, l) in lines[ds + 1..de].iter().enumerate() {
             match assign(l) {
                 Some((_, rhs)) => {
@@ -371,18 +484,7 @@ impl Plan {
                 None => body.push(l.to_string()),
             }
         }
-        let mut text = format!(
-            "    initial begin\n        {q} = {init};\n    end\n    always @(posedge {}) begin",
-            self.clock
-        );
-        for b in body {
-            text.push('\n');
-            text.push_str(&b);
-        }
-        edits.insert(ds, Some(text));
-        for l in ds + 1..de {
-            edits.insert(l, None);
-        }
+        body
     }
 }
 
@@ -511,6 +613,30 @@ endmodule // top
         assert_eq!(fold(&v).1, FoldStats::default());
     }
 
+    /// Two registers of one parent share a clocked block, the one that
+    /// reads the other first (so Verilator needs no shadow copy of it),
+    /// whatever order rust-hdl declared them in.
+    #[test]
+    fn a_parents_registers_share_one_block_readers_first() {
+        let two = parent(NEXT)
+            .replace(
+                "        .clock(r$clock)\n    );\n",
+                "        .clock(r$clock)\n    );\n    reg  [1:0] s$d;\n    wire  [1:0] s$q;\n    reg  s$clock;\n    top$s s(\n        .d(s$d),\n        .q(s$q),\n        .clock(s$clock)\n    );\n",
+            )
+            .replace(
+                "    always @(*) begin\n        out = r$q;\n",
+                "    always @(*) begin\n        s$clock = clock;\n    end\n    always @(*) begin\n        s$d = s$q;\n        if (go) begin\n            s$d = r$q;\n        end\n    end\n    always @(*) begin\n        out = r$q;\n",
+            )
+            + &DFF.replace("top$r", "top$s");
+        let (v, stats) = fold(&two);
+        assert_eq!(stats.folded, 2, "{v}");
+        assert_eq!(v.matches("always @(posedge clock)").count(), 1, "{v}");
+        let s_at = v.find("s$q <= r$q;").expect("s folded");
+        let r_at = v.find("r$q <= r$q + 2'h1;").expect("r folded");
+        assert!(s_at < r_at, "the reader of r comes first:\n{v}");
+        assert!(!v.contains("module top$"), "{v}");
+    }
+
     /// On the card: nearly every register folds (those left are named by
     /// the pass's rules: a next state read elsewhere, a pure hold), and
     /// nothing of a folded register's module, instance or nets is left.
@@ -530,6 +656,12 @@ endmodule // top
         let left = folded.matches("(d,q,clock);").count();
         let before = v.matches("(d,q,clock);").count();
         assert_eq!(before - left, stats.folded, "register modules left");
-        assert!(folded.matches("always @(posedge").count() >= stats.folded);
+        // One clocked block per parent and clock holds its folded registers.
+        let clocked = folded.matches("always @(posedge").count();
+        assert!(
+            clocked < v.matches("always @(posedge").count() / 4,
+            "{clocked} clocked blocks"
+        );
+        assert!(folded.matches("    initial begin").count() >= stats.folded);
     }
 }

@@ -87,7 +87,8 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     pub eng_raddr: Signal<In, Bits<14>>,
     /// Engine register port: read accepted (latches counter HI words).
     pub eng_re: Signal<In, Bit>,
-    /// Engine register port: read data, combinational.
+    /// Engine register port: read data for `eng_raddr` while `eng_re`
+    /// (combinational), else 0.
     pub eng_rdata: Signal<Out, Bits<32>>,
     /// Engine register port: write word address.
     pub eng_waddr: Signal<In, Bits<14>>,
@@ -982,29 +983,34 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                 }
             }
         }
-        self.eng_rdata.next = self.zero32.val();
-        if (self.eng_raddr.val() == self.w_ctrl.val()) & self.replace.q.val() {
-            self.eng_rdata.next = self.one32.val();
-        }
         self.w_job32.narrow.next = self.job.q.val();
-        if self.eng_raddr.val() == self.w_job.val() {
-            self.eng_rdata.next = self.w_job32.wide.val();
-        }
-        if (self.eng_raddr.val() == self.w_status.val())
-            & (self.flush_pending.q.val() | self.busy.val())
-        {
-            self.eng_rdata.next = self.one32.val();
-        }
-        if self.eng_raddr.val() == self.w_geometry.val() {
-            self.eng_rdata.next = self.geometry.val();
-        }
-        for i in 0..N_COUNTERS {
-            if self.eng_raddr.val() == self.w_cnt_lo[i].val() {
-                self.eng_rdata.next = self.counters[i].lo.val();
-                self.counters[i].latch.next = self.eng_re.val();
+        self.eng_rdata.next = self.zero32.val();
+        // Decoded only on a read: the CSR block takes `eng_rdata` only in
+        // the cycle `eng_re` is high, and a simulator skips the decoder on
+        // every other cycle.
+        if self.eng_re.val() {
+            if (self.eng_raddr.val() == self.w_ctrl.val()) & self.replace.q.val() {
+                self.eng_rdata.next = self.one32.val();
             }
-            if self.eng_raddr.val() == self.w_cnt_hi[i].val() {
-                self.eng_rdata.next = self.counters[i].hi_latched.val();
+            if self.eng_raddr.val() == self.w_job.val() {
+                self.eng_rdata.next = self.w_job32.wide.val();
+            }
+            if (self.eng_raddr.val() == self.w_status.val())
+                & (self.flush_pending.q.val() | self.busy.val())
+            {
+                self.eng_rdata.next = self.one32.val();
+            }
+            if self.eng_raddr.val() == self.w_geometry.val() {
+                self.eng_rdata.next = self.geometry.val();
+            }
+            for i in 0..N_COUNTERS {
+                if self.eng_raddr.val() == self.w_cnt_lo[i].val() {
+                    self.eng_rdata.next = self.counters[i].lo.val();
+                    self.counters[i].latch.next = self.eng_re.val();
+                }
+                if self.eng_raddr.val() == self.w_cnt_hi[i].val() {
+                    self.eng_rdata.next = self.counters[i].hi_latched.val();
+                }
             }
         }
     }

@@ -108,6 +108,9 @@ pub struct MemopsStage {
     pub pw_field: Signal<In, Bits<4>>,
     /// Program data.
     pub pw_data: Signal<In, Bits<32>>,
+    /// Program read-back: a read of the image this cycle (`pr_data` is 0
+    /// without it).
+    pub pr_en: Signal<In, Bit>,
     /// Program read-back: word within the stage.
     pub pr_field: Signal<In, Bits<4>>,
     /// Program read-back data.
@@ -209,6 +212,7 @@ impl Default for MemopsStage {
             pw_en: Default::default(),
             pw_field: Default::default(),
             pw_data: Default::default(),
+            pr_en: Default::default(),
             pr_field: Default::default(),
             pr_data: Default::default(),
             clear: Default::default(),
@@ -275,15 +279,26 @@ impl Logic for MemopsStage {
         self.bytes.clock.next = self.clock.val();
         // Program words 0..11 of the stage: 0 control, 1-2 match start,
         // 3-4 match end, 5-6 remap offset, 7-8 target start, 9-10 target end.
+        // The program words' write and read-back decoders sit under their
+        // enables, so a simulator tests one bit on the cycles without a
+        // program access instead of every word's field.
         self.pr_data.next = self.zero32.val();
         for i in 0..11 {
             self.words[i].clock.next = self.clock.val();
             self.words[i].d.next = self.words[i].q.val();
-            if self.pw_en.val() & (self.pw_field.val() == self.word_no[i].val()) {
-                self.words[i].d.next = self.pw_data.val();
+        }
+        if self.pw_en.val() {
+            for i in 0..11 {
+                if self.pw_field.val() == self.word_no[i].val() {
+                    self.words[i].d.next = self.pw_data.val();
+                }
             }
-            if self.pr_field.val() == self.word_no[i].val() {
-                self.pr_data.next = self.words[i].q.val();
+        }
+        if self.pr_en.val() {
+            for i in 0..11 {
+                if self.pr_field.val() == self.word_no[i].val() {
+                    self.pr_data.next = self.words[i].q.val();
+                }
             }
         }
 
@@ -424,6 +439,9 @@ pub struct ProtectEntry {
     pub pw_field: Signal<In, Bits<3>>,
     /// Program data.
     pub pw_data: Signal<In, Bits<32>>,
+    /// Read-back: a read of the image this cycle (`pr_data` is 0 without
+    /// it).
+    pub pr_en: Signal<In, Bit>,
     /// Read-back word.
     pub pr_field: Signal<In, Bits<3>>,
     /// Read-back data.
@@ -454,6 +472,7 @@ impl Default for ProtectEntry {
             pw_en: Default::default(),
             pw_field: Default::default(),
             pw_data: Default::default(),
+            pr_en: Default::default(),
             pr_field: Default::default(),
             pr_data: Default::default(),
             writes: Default::default(),
@@ -474,15 +493,24 @@ impl Default for ProtectEntry {
 impl Logic for ProtectEntry {
     #[hdl_gen]
     fn update(&mut self) {
+        // Decoders under their enables, as in [`MemopsStage`].
         self.pr_data.next = self.zero32.val();
         for i in 0..5 {
             self.words[i].clock.next = self.clock.val();
             self.words[i].d.next = self.words[i].q.val();
-            if self.pw_en.val() & (self.pw_field.val() == self.word_no[i].val()) {
-                self.words[i].d.next = self.pw_data.val();
+        }
+        if self.pw_en.val() {
+            for i in 0..5 {
+                if self.pw_field.val() == self.word_no[i].val() {
+                    self.words[i].d.next = self.pw_data.val();
+                }
             }
-            if self.pr_field.val() == self.word_no[i].val() {
-                self.pr_data.next = self.words[i].q.val();
+        }
+        if self.pr_en.val() {
+            for i in 0..5 {
+                if self.pr_field.val() == self.word_no[i].val() {
+                    self.pr_data.next = self.words[i].q.val();
+                }
             }
         }
         self.lo_ok.a_lo.next = self.words[0].q.val();
@@ -593,7 +621,8 @@ pub struct Memops<const K: usize> {
     pub eng_raddr: Signal<In, Bits<14>>,
     /// Engine register port: read accepted.
     pub eng_re: Signal<In, Bit>,
-    /// Engine register port: read data.
+    /// Engine register port: read data for `eng_raddr` while `eng_re`
+    /// (combinational), else 0.
     pub eng_rdata: Signal<Out, Bits<32>>,
     /// Engine register port: write word address.
     pub eng_waddr: Signal<In, Bits<14>>,
@@ -1154,6 +1183,8 @@ impl<const K: usize> Logic for Memops<K> {
                 & (self.idx_stage.val() == self.stage_no[j].val());
             self.stages[j].pw_field.next = self.prog_addr.q.val().get_bits::<4>(0);
             self.stages[j].pw_data.next = self.eng_wdata.val();
+            self.stages[j].pr_en.next =
+                self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val());
             self.stages[j].pr_field.next = self.prog_addr.q.val().get_bits::<4>(0);
             self.stages[j].latch_tx.next = false;
             self.stages[j].latch_bytes.next = false;
@@ -1165,6 +1196,8 @@ impl<const K: usize> Logic for Memops<K> {
                 & (self.idx_entry.val() == self.entry_no[e].val());
             self.entries[e].pw_field.next = self.prog_addr.q.val().get_bits::<3>(0);
             self.entries[e].pw_data.next = self.eng_wdata.val();
+            self.entries[e].pr_en.next =
+                self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val());
             self.entries[e].pr_field.next = self.prog_addr.q.val().get_bits::<3>(0);
         }
         if self.eng_we.val() {
@@ -1194,73 +1227,78 @@ impl<const K: usize> Logic for Memops<K> {
             self.outstanding.next = self.n_out[t].val();
         }
 
-        self.eng_rdata.next = self.zero32.val();
-        if (self.eng_raddr.val() == self.w_ctrl.val()) & self.ctrl_en.q.val() {
-            self.eng_rdata.next = self.one32.val();
-        }
-        if self.eng_raddr.val() == self.w_geometry.val() {
-            self.eng_rdata.next = self.geometry.val();
-        }
-        if self.eng_raddr.val() == self.w_outstanding.val() {
-            self.eng_rdata.next = self.outstanding.val();
-        }
         self.pa32.narrow.next = self.prog_addr.q.val();
-        if self.eng_raddr.val() == self.w_prog_addr.val() {
-            self.eng_rdata.next = self.pa32.wide.val();
-        }
         self.ts32.narrow.next = self.tel_sel.q.val();
-        if self.eng_raddr.val() == self.w_tel_sel.val() {
-            self.eng_rdata.next = self.ts32.wide.val();
-        }
-        for j in 0..K {
-            if (self.eng_raddr.val() == self.w_prog_data.val())
-                & !self.prog_addr.q.val().get_bit(7)
-                & (self.idx_stage.val() == self.stage_no[j].val())
-            {
-                self.eng_rdata.next = self.stages[j].pr_data.val();
+        self.eng_rdata.next = self.zero32.val();
+        // Decoded only on a read: the CSR block takes `eng_rdata` only in
+        // the cycle `eng_re` is high, and a simulator skips the decoder on
+        // every other cycle.
+        if self.eng_re.val() {
+            if (self.eng_raddr.val() == self.w_ctrl.val()) & self.ctrl_en.q.val() {
+                self.eng_rdata.next = self.one32.val();
             }
-            if (self.eng_raddr.val() == self.w_tel_lo.val())
-                & (self.tel_sel.q.val() == self.sel_tx[j].val())
-            {
-                self.eng_rdata.next = self.stages[j].tx_lo.val();
-                self.stages[j].latch_tx.next = self.eng_re.val();
+            if self.eng_raddr.val() == self.w_geometry.val() {
+                self.eng_rdata.next = self.geometry.val();
             }
-            if (self.eng_raddr.val() == self.w_tel_hi.val())
-                & (self.tel_sel.q.val() == self.sel_tx[j].val())
-            {
-                self.eng_rdata.next = self.stages[j].tx_hi.val();
+            if self.eng_raddr.val() == self.w_outstanding.val() {
+                self.eng_rdata.next = self.outstanding.val();
             }
-            if (self.eng_raddr.val() == self.w_tel_lo.val())
-                & (self.tel_sel.q.val() == self.sel_bytes[j].val())
-            {
-                self.eng_rdata.next = self.stages[j].bytes_lo.val();
-                self.stages[j].latch_bytes.next = self.eng_re.val();
+            if self.eng_raddr.val() == self.w_prog_addr.val() {
+                self.eng_rdata.next = self.pa32.wide.val();
             }
-            if (self.eng_raddr.val() == self.w_tel_hi.val())
-                & (self.tel_sel.q.val() == self.sel_bytes[j].val())
-            {
-                self.eng_rdata.next = self.stages[j].bytes_hi.val();
+            if self.eng_raddr.val() == self.w_tel_sel.val() {
+                self.eng_rdata.next = self.ts32.wide.val();
             }
-        }
-        for e in 0..ENTRIES {
-            if (self.eng_raddr.val() == self.w_prog_data.val())
-                & self.prog_addr.q.val().get_bit(7)
-                & (self.idx_entry.val() == self.entry_no[e].val())
-            {
-                self.eng_rdata.next = self.entries[e].pr_data.val();
+            for j in 0..K {
+                if (self.eng_raddr.val() == self.w_prog_data.val())
+                    & !self.prog_addr.q.val().get_bit(7)
+                    & (self.idx_stage.val() == self.stage_no[j].val())
+                {
+                    self.eng_rdata.next = self.stages[j].pr_data.val();
+                }
+                if (self.eng_raddr.val() == self.w_tel_lo.val())
+                    & (self.tel_sel.q.val() == self.sel_tx[j].val())
+                {
+                    self.eng_rdata.next = self.stages[j].tx_lo.val();
+                    self.stages[j].latch_tx.next = self.eng_re.val();
+                }
+                if (self.eng_raddr.val() == self.w_tel_hi.val())
+                    & (self.tel_sel.q.val() == self.sel_tx[j].val())
+                {
+                    self.eng_rdata.next = self.stages[j].tx_hi.val();
+                }
+                if (self.eng_raddr.val() == self.w_tel_lo.val())
+                    & (self.tel_sel.q.val() == self.sel_bytes[j].val())
+                {
+                    self.eng_rdata.next = self.stages[j].bytes_lo.val();
+                    self.stages[j].latch_bytes.next = self.eng_re.val();
+                }
+                if (self.eng_raddr.val() == self.w_tel_hi.val())
+                    & (self.tel_sel.q.val() == self.sel_bytes[j].val())
+                {
+                    self.eng_rdata.next = self.stages[j].bytes_hi.val();
+                }
             }
-        }
-        for g in 0..GLOBAL_COUNTERS {
-            if (self.eng_raddr.val() == self.w_tel_lo.val())
-                & (self.tel_sel.q.val() == self.sel_glob[g].val())
-            {
-                self.eng_rdata.next = self.counters[g].lo.val();
-                self.counters[g].latch.next = self.eng_re.val();
+            for e in 0..ENTRIES {
+                if (self.eng_raddr.val() == self.w_prog_data.val())
+                    & self.prog_addr.q.val().get_bit(7)
+                    & (self.idx_entry.val() == self.entry_no[e].val())
+                {
+                    self.eng_rdata.next = self.entries[e].pr_data.val();
+                }
             }
-            if (self.eng_raddr.val() == self.w_tel_hi.val())
-                & (self.tel_sel.q.val() == self.sel_glob[g].val())
-            {
-                self.eng_rdata.next = self.counters[g].hi_latched.val();
+            for g in 0..GLOBAL_COUNTERS {
+                if (self.eng_raddr.val() == self.w_tel_lo.val())
+                    & (self.tel_sel.q.val() == self.sel_glob[g].val())
+                {
+                    self.eng_rdata.next = self.counters[g].lo.val();
+                    self.counters[g].latch.next = self.eng_re.val();
+                }
+                if (self.eng_raddr.val() == self.w_tel_hi.val())
+                    & (self.tel_sel.q.val() == self.sel_glob[g].val())
+                {
+                    self.eng_rdata.next = self.counters[g].hi_latched.val();
+                }
             }
         }
     }

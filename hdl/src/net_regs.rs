@@ -29,7 +29,8 @@ pub struct NetRegs {
     pub eng_raddr: Signal<In, Bits<14>>,
     /// Engine register port: read accepted (latches counter HI words).
     pub eng_re: Signal<In, Bit>,
-    /// Engine register port: read data, combinational, 0 outside the block.
+    /// Engine register port: read data for `eng_raddr` while `eng_re`
+    /// (combinational), 0 outside the block or without `eng_re`.
     pub eng_rdata: Signal<Out, Bits<32>>,
     /// Engine register port: write word address.
     pub eng_waddr: Signal<In, Bits<14>>,
@@ -201,21 +202,26 @@ impl Logic for NetRegs {
             & self.eng_wdata.val().get_bit(0);
         // ---- Reads.
         self.eng_rdata.next = self.zero32.val();
-        for i in 0..19 {
-            if self.eng_raddr.val() == self.w_rw[i].val() {
-                self.eng_rdata.next = self.regs[i].q.val();
+        // Decoded only on a read: the CSR block takes `eng_rdata` only in
+        // the cycle `eng_re` is high, and a simulator skips the decoder on
+        // every other cycle.
+        if self.eng_re.val() {
+            for i in 0..19 {
+                if self.eng_raddr.val() == self.w_rw[i].val() {
+                    self.eng_rdata.next = self.regs[i].q.val();
+                }
             }
-        }
-        if self.eng_raddr.val() == self.w_seq.val() {
-            self.eng_rdata.next = self.seq_in.val();
-        }
-        for i in 0..COUNTERS {
-            if self.eng_raddr.val() == self.w_lo[i].val() {
-                self.eng_rdata.next = self.counters[i].lo.val();
-                self.counters[i].latch.next = self.eng_re.val();
+            if self.eng_raddr.val() == self.w_seq.val() {
+                self.eng_rdata.next = self.seq_in.val();
             }
-            if self.eng_raddr.val() == self.w_hi[i].val() {
-                self.eng_rdata.next = self.counters[i].hi_latched.val();
+            for i in 0..COUNTERS {
+                if self.eng_raddr.val() == self.w_lo[i].val() {
+                    self.eng_rdata.next = self.counters[i].lo.val();
+                    self.counters[i].latch.next = self.eng_re.val();
+                }
+                if self.eng_raddr.val() == self.w_hi[i].val() {
+                    self.eng_rdata.next = self.counters[i].hi_latched.val();
+                }
             }
         }
         // ---- Configuration out.

@@ -140,20 +140,23 @@ impl NetRegsModel {
         let i = &self.inputs;
         let m = strobe_mask(i.eng_wstrb);
         let mut rdata = 0;
-        for (k, r) in net::RW.iter().enumerate() {
-            if i.eng_raddr == word(r) {
-                rdata = self.regs[k];
+        // The decoder answers only a read (`eng_re`), as the RTL's does.
+        if i.eng_re {
+            for (k, r) in net::RW.iter().enumerate() {
+                if i.eng_raddr == word(r) {
+                    rdata = self.regs[k];
+                }
             }
-        }
-        if i.eng_raddr == word(&net::PACK_SEQ) {
-            rdata = i.seq_in;
-        }
-        for k in 0..COUNTERS {
-            if i.eng_raddr == word(&net::COUNTERS[2 * k]) {
-                rdata = self.counters[k] as u32;
+            if i.eng_raddr == word(&net::PACK_SEQ) {
+                rdata = i.seq_in;
             }
-            if i.eng_raddr == word(&net::COUNTERS[2 * k + 1]) {
-                rdata = self.latched[k];
+            for k in 0..COUNTERS {
+                if i.eng_raddr == word(&net::COUNTERS[2 * k]) {
+                    rdata = self.counters[k] as u32;
+                }
+                if i.eng_raddr == word(&net::COUNTERS[2 * k + 1]) {
+                    rdata = self.latched[k];
+                }
             }
         }
         let sel = self.regs[14];

@@ -279,7 +279,7 @@ impl AvmModel {
             reclaim_valid: nv,
             reclaim_consumer: nc,
             reclaim_vpage: np,
-            eng_rdata: self.read(i.eng_raddr),
+            eng_rdata: if i.eng_re { self.read(i.eng_raddr) } else { 0 },
         }
     }
 

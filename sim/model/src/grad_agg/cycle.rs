@@ -192,10 +192,13 @@ impl<P: GradPorts> Dut for GradCycle<P> {
             m_tuser: head.map_or(0, |b| b.kind),
             m_tlast: head.is_some_and(|b| b.last),
             m_tvalid: head.is_some(),
-            eng_rdata: self
-                .regs
-                .peek(&self.cfg, (i.eng_raddr as u32) << 2, self.flush_pending)
-                .unwrap_or(0),
+            eng_rdata: if i.eng_re {
+                self.regs
+                    .peek(&self.cfg, (i.eng_raddr as u32) << 2, self.flush_pending)
+                    .unwrap_or(0)
+            } else {
+                0
+            },
         };
         self.last_in = i;
         self.last_out = o.clone();

@@ -307,10 +307,13 @@ impl<P: KvPorts> Dut for KvCycle<P> {
             a_tjob: ack.job,
             a_tvalid: self.f_ack.count != 0,
             job_out: self.regs.job,
-            eng_rdata: self
-                .regs
-                .peek(&self.cfg, (i.eng_raddr as u32) << 2, status)
-                .unwrap_or(0),
+            eng_rdata: if i.eng_re {
+                self.regs
+                    .peek(&self.cfg, (i.eng_raddr as u32) << 2, status)
+                    .unwrap_or(0)
+            } else {
+                0
+            },
         };
         self.last_in = i;
         self.last_out = o.clone();

@@ -75,7 +75,8 @@
 //! # Registers
 //!
 //! The engine register port is read combinationally (`eng_rdata` in the
-//! cycle `eng_raddr` is presented) and written at the edge. `CTRL` (strobe
+//! cycle `eng_raddr` is presented with `eng_re`; 0 without it) and written
+//! at the edge. `CTRL` (strobe
 //! 0), `PROG_ADDR` (bits 7:0, strobe 0) and `TEL_SEL` (bits 7:0, strobe 0)
 //! are plain registers, read back as written. A `PROG_DATA` write stores its word (whatever the
 //! strobes) at `PROG_ADDR` and advances `PROG_ADDR`, wrapping at 256; a
@@ -458,7 +459,7 @@ impl Dut for MemopsCycle {
             mir_ah: (self.mir.addr >> 32) as u32,
             mir_len: self.mir.len,
             mir_tag: self.mir.tag,
-            eng_rdata: self.read(i.eng_raddr),
+            eng_rdata: if i.eng_re { self.read(i.eng_raddr) } else { 0 },
         };
         self.last_in = i;
         o
