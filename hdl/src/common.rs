@@ -114,26 +114,35 @@ impl<D: Synth> Logic for Fifo4<D> {
             self.mem[i].clock.next = self.clock.val();
             self.mem[i].d.next = self.mem[i].q.val();
         }
-        self.data_out.next = self.mem[0].q.val();
-        for i in 0..4 {
-            if self.rd.q.val().index() == i {
-                self.data_out.next = self.mem[i].q.val();
+        // The head by the read pointer's bits (a two-level mux), and the
+        // write decoder under `push`: a simulator then tests a bit or two
+        // a cycle, not four comparisons each for the head and the write.
+        if self.rd.q.val().get_bit(1) {
+            if self.rd.q.val().get_bit(0) {
+                self.data_out.next = self.mem[3].q.val();
+            } else {
+                self.data_out.next = self.mem[2].q.val();
             }
-            if self.push.val() & (self.wr.q.val().index() == i) {
-                self.mem[i].d.next = self.data_in.val();
-            }
+        } else if self.rd.q.val().get_bit(0) {
+            self.data_out.next = self.mem[1].q.val();
+        } else {
+            self.data_out.next = self.mem[0].q.val();
         }
         if self.push.val() {
+            for i in 0..4 {
+                if self.wr.q.val().index() == i {
+                    self.mem[i].d.next = self.data_in.val();
+                }
+            }
             self.wr.d.next = self.wr.q.val() + self.one2.val();
+            if !self.pop.val() {
+                self.n.d.next = self.n.q.val() + self.one3.val();
+            }
+        } else if self.pop.val() {
+            self.n.d.next = self.n.q.val() - self.one3.val();
         }
         if self.pop.val() {
             self.rd.d.next = self.rd.q.val() + self.one2.val();
-        }
-        if self.push.val() & !self.pop.val() {
-            self.n.d.next = self.n.q.val() + self.one3.val();
-        }
-        if !self.push.val() & self.pop.val() {
-            self.n.d.next = self.n.q.val() - self.one3.val();
         }
         self.count.next = self.n.q.val();
     }

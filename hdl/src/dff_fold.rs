@@ -31,7 +31,7 @@
 //! the rewrite exact: its `d` read anywhere (only the instance may read
 //! it), assigned in a block with other signals or in statements outside
 //! the subset (single-line assignments, `if`/`else if`/`else` with
-//! `begin`/`end`), its clock anything but a copy of one signal, or no
+//! `begin`/`end`, `else` on the `end`'s line or the next), its clock anything but a copy of one signal, or no
 //! assignment left after the hold.
 
 use crate::comb_split::{identifiers, leading_identifier};
@@ -426,6 +426,8 @@ fn plan_fold(
             || (t.starts_with("if (") && t.ends_with(") begin"))
             || (t.starts_with("end else if (") && t.ends_with(") begin"))
             || t == "end else begin"
+            || t == "else begin"
+            || (t.starts_with("else if (") && t.ends_with(") begin"))
             || t == "end"
     });
     let hold = format!("{d} = {q};");
@@ -586,6 +588,19 @@ endmodule // top
 endmodule // top
 ";
         assert_eq!(v, want);
+    }
+
+    /// rust-hdl writes `else` on the line after the `end` when an `if`
+    /// nests in it; that shape folds too, kept line for line.
+    #[test]
+    fn an_else_on_its_own_line_folds() {
+        let next = NEXT.replace("        end else begin", "        end\n        else begin");
+        let (v, stats) = fold(&parent(&next));
+        assert_eq!(stats.folded, 1, "{v}");
+        assert!(
+            v.contains("            r$q <= r$q + 2'h1;\n        end\n        else begin\n            r$q <= 2'h0;"),
+            "{v}"
+        );
     }
 
     #[test]
