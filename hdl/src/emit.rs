@@ -43,7 +43,10 @@ pub enum Shape {
 pub fn verilog_shaped<B: Block>(uut: &B, module: &str, shape: Shape) -> String {
     let v = rename_top(&generate_verilog(uut), module);
     match shape {
-        Shape::Split => crate::dff_fold::fold(&crate::comb_split::split(&v).0).0,
+        Shape::Split => {
+            let folded = crate::dff_fold::fold(&crate::comb_split::split(&v).0).0;
+            crate::const_wires::wire_constants(&folded).0
+        }
         Shape::Unfolded => crate::comb_split::split(&v).0,
         Shape::AsGenerated => v,
     }

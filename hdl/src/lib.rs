@@ -11,6 +11,7 @@ pub mod build_info;
 pub mod cdc;
 pub mod comb_split;
 pub mod common;
+pub mod const_wires;
 pub mod csr;
 pub mod dff_fold;
 pub mod emit;
