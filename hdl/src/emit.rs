@@ -17,8 +17,10 @@ pub struct Emitted {
 /// Generate the Verilog of a connected block with its top module named
 /// `module` (rust-hdl always names it `top`, and its submodules `top$...`),
 /// each combinational block split into one block per signal
-/// ([`crate::comb_split`]) and each register folded into its parent
-/// ([`crate::dff_fold`]). This is the Verilog every tool is given.
+/// ([`crate::comb_split`]), each register folded into its parent
+/// ([`crate::dff_fold`]) and the constants written as continuous
+/// assignments ([`crate::const_wires`]). This is the Verilog every tool is
+/// given.
 pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
     verilog_shaped(uut, module, Shape::Split)
 }
@@ -26,12 +28,13 @@ pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
 /// How the emitted Verilog is shaped.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Shape {
-    /// One combinational block per signal and the registers folded into
-    /// their parents: what every tool is given.
+    /// One combinational block per signal, the registers folded into
+    /// their parents and the constants wired: what every tool is given.
     #[default]
     Split,
     /// One combinational block per signal, every register still a module
-    /// of its own. Kept to measure what the fold buys (`weft bench sim`).
+    /// of its own and the constants still in their blocks. Kept to measure
+    /// what the fold and the wired constants buy (`weft bench sim`).
     Unfolded,
     /// As rust-hdl writes it: one combinational block per module. Kept to
     /// measure what the split buys (`weft bench sim`) and to look at

@@ -139,9 +139,10 @@ pub struct SimBench {
     /// The trained (profile-guided) model over the same build untrained,
     /// both in the runner with one evaluation a step.
     pub training_speedup: Option<f64>,
-    /// The registers folded into their parents' clocked blocks over each
-    /// a module of its own (`weft_hdl::dff_fold`), both untrained in the
-    /// runner with one evaluation a step.
+    /// The registers folded into their parents' clocked blocks and the
+    /// constants wired (`weft_hdl::dff_fold`, `weft_hdl::const_wires`) over
+    /// each register a module of its own and the constants in their blocks,
+    /// both untrained in the runner with one evaluation a step.
     pub fold_speedup: Option<f64>,
     /// Whether the RTL runs sent the same frames at the same cycles, over
     /// the cycles they all simulated.

@@ -605,7 +605,7 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
         println!("  trained (profile-guided) model: {x:.2}x the speed of the same build untrained");
     }
     if let Some(x) = r.fold_speedup {
-        println!("  registers folded into their parents: {x:.2}x the speed of one module a register (both untrained)");
+        println!("  registers folded into their parents, constants wired: {x:.2}x the speed of one module a register (both untrained)");
     }
     if let Some(x) = r.one_eval_speedup {
         println!("  one evaluation a step: {x:.2}x the speed of two");
