@@ -209,16 +209,17 @@ pub struct Avm {
     c_tv: Signal<Local, Bit>,
     c_pages: Signal<Local, Bits<32>>,
     c_quota: Signal<Local, Bits<32>>,
-    fr_any: [Signal<Local, Bit>; PAGES + 1],
-    fr_p: [Signal<Local, Bits<4>>; PAGES + 1],
+    fr_any: Signal<Local, Bit>,
+    fr_p: Signal<Local, Bits<4>>,
     grant_ok: Signal<Local, Bit>,
     r_tv: Signal<Local, Bit>,
     r_tp: Signal<Local, Bits<4>>,
     r_pages: Signal<Local, Bits<32>>,
     r_reserve: Signal<Local, Bits<32>>,
     r_take: Signal<Local, Bit>,
-    lim_q: [Signal<Local, Bits<32>>; CONSUMERS],
-    lim_r: [Signal<Local, Bits<32>>; CONSUMERS],
+    reclaiming: Signal<Local, Bit>,
+    lim_q: Signal<Local, Bits<32>>,
+    lim_r: Signal<Local, Bits<32>>,
     snap_now: Signal<Local, Bit>,
     busy_w: Signal<Local, Bits<32>>,
     status_w: Signal<Local, Bits<32>>,
@@ -416,14 +417,15 @@ impl Avm {
             c_tv: Default::default(),
             c_pages: Default::default(),
             c_quota: Default::default(),
-            fr_any: array_init::array_init(|_| Default::default()),
-            fr_p: array_init::array_init(|_| Default::default()),
+            fr_any: Default::default(),
+            fr_p: Default::default(),
             grant_ok: Default::default(),
             r_tv: Default::default(),
             r_tp: Default::default(),
             r_pages: Default::default(),
             r_reserve: Default::default(),
             r_take: Default::default(),
+            reclaiming: Default::default(),
             lim_q: Default::default(),
             lim_r: Default::default(),
             snap_now: Default::default(),
@@ -692,12 +694,18 @@ impl Logic for Avm {
         self.w_tidx.narrow.next = self.g.val();
         self.w_tv.narrow.next = self.g_addr.val().get_bits::<3>(6);
         self.tidx.next = (self.w_tidx.wide.val() << 3) | self.w_tv.wide.val();
+        // Looked up only for a granted access (what `s1` takes from it
+        // matters only then), so a simulator skips the table on the other
+        // cycles; the same holds for the reclaim's and the commands'
+        // lookups and the histogram below.
         self.t_v.next = false;
         self.t_p.next = self.zero4.val();
-        for t in 0..ENTRIES {
-            if self.tidx.val().index() == t {
-                self.t_v.next = self.tbl_v[t].q.val();
-                self.t_p.next = self.tbl_p[t].q.val();
+        if self.grant.val() {
+            for t in 0..ENTRIES {
+                if self.tidx.val().index() == t {
+                    self.t_v.next = self.tbl_v[t].q.val();
+                    self.t_p.next = self.tbl_p[t].q.val();
+                }
             }
         }
         // s1: the granted access, or the zeroing's next word.
@@ -742,11 +750,14 @@ impl Logic for Avm {
         }
 
         // ---- Counters.
-        self.lat.next = self.cyc.q.val().get_bits::<16>(0) - self.s2_stamp.q.val();
+        self.lat.next = self.zero16.val();
         self.bk.next = self.zero4.val();
-        for b in 1..BUCKETS {
-            if self.lat.val().get_bit(b) {
-                self.bk.next = self.idx4[b].val();
+        if self.s2_v.q.val() {
+            self.lat.next = self.cyc.q.val().get_bits::<16>(0) - self.s2_stamp.q.val();
+            for b in 1..BUCKETS {
+                if self.lat.val().get_bit(b) {
+                    self.bk.next = self.idx4[b].val();
+                }
             }
         }
         for c in 0..CONSUMERS {
@@ -762,12 +773,16 @@ impl Logic for Avm {
             if self.elig[c].val() & !(self.grant.val() & (self.g.val().index() == c)) {
                 self.c_stall[c].d.next = self.c_stall[c].q.val() + self.one32.val();
             }
-            for b in 0..BUCKETS {
-                if self.s2_v.q.val()
-                    & (self.s2_c.q.val().index() == c)
-                    & (self.bk.val().index() == b)
-                {
-                    self.hist[c * 16 + b].d.next = self.hist[c * 16 + b].q.val() + self.one32.val();
+        }
+        if self.s2_v.q.val() {
+            for c in 0..CONSUMERS {
+                if self.s2_c.q.val().index() == c {
+                    for b in 0..BUCKETS {
+                        if self.bk.val().index() == b {
+                            self.hist[c * 16 + b].d.next =
+                                self.hist[c * 16 + b].q.val() + self.one32.val();
+                        }
+                    }
                 }
             }
         }
@@ -785,27 +800,30 @@ impl Logic for Avm {
         self.w_ridx.narrow.next = self.rc.q.val();
         self.w_rv.narrow.next = self.rv.q.val();
         self.ridx.next = (self.w_ridx.wide.val() << 3) | self.w_rv.wide.val();
+        self.reclaiming.next = self.state.q.val() == self.s_reclaim.val();
         self.r_tv.next = false;
         self.r_tp.next = self.zero4.val();
-        for t in 0..ENTRIES {
-            if self.ridx.val().index() == t {
-                self.r_tv.next = self.tbl_v[t].q.val();
-                self.r_tp.next = self.tbl_p[t].q.val();
+        self.r_pages.next = self.zero32.val();
+        self.r_reserve.next = self.zero32.val();
+        if self.reclaiming.val() {
+            for t in 0..ENTRIES {
+                if self.ridx.val().index() == t {
+                    self.r_tv.next = self.tbl_v[t].q.val();
+                    self.r_tp.next = self.tbl_p[t].q.val();
+                }
+            }
+            for c in 0..CONSUMERS {
+                if self.rc.q.val().index() == c {
+                    self.r_pages.next = self.pages[c].q.val();
+                    self.r_reserve.next = self.reserve[c].q.val();
+                }
             }
         }
-        self.r_pages.next = self.pages[0].q.val();
-        self.r_reserve.next = self.reserve[0].q.val();
-        for c in 0..CONSUMERS {
-            if self.rc.q.val().index() == c {
-                self.r_pages.next = self.pages[c].q.val();
-                self.r_reserve.next = self.reserve[c].q.val();
-            }
-        }
-        self.r_take.next = (self.state.q.val() == self.s_reclaim.val())
+        self.r_take.next = self.reclaiming.val()
             & (self.taken.q.val() < self.want.q.val())
             & (self.r_pages.val() > self.r_reserve.val())
             & self.r_tv.val();
-        if self.state.q.val() == self.s_reclaim.val() {
+        if self.reclaiming.val() {
             self.rv.d.next = self.rv.q.val() - self.one3.val();
             if self.rv.q.val() == self.zero3.val() {
                 self.state.d.next = self.s_idle.val();
@@ -853,29 +871,28 @@ impl Logic for Avm {
         self.w_cv.narrow.next = self.c_arg.val().get_bits::<3>(0);
         self.cidx.next = (self.w_cidx.wide.val() << 3) | self.w_cv.wide.val();
         self.c_tv.next = false;
-        for t in 0..ENTRIES {
-            if self.cidx.val().index() == t {
-                self.c_tv.next = self.tbl_v[t].q.val();
+        self.c_pages.next = self.zero32.val();
+        self.c_quota.next = self.zero32.val();
+        self.fr_any.next = false;
+        self.fr_p.next = self.zero4.val();
+        if self.cmd_we.val() {
+            for t in 0..ENTRIES {
+                if self.cidx.val().index() == t {
+                    self.c_tv.next = self.tbl_v[t].q.val();
+                }
             }
-        }
-        self.c_pages.next = self.pages[0].q.val();
-        self.c_quota.next = self.quota[0].q.val();
-        for c in 0..CONSUMERS {
-            if self.c_c.val().index() == c {
-                self.c_pages.next = self.pages[c].q.val();
-                self.c_quota.next = self.quota[c].q.val();
+            for c in 0..CONSUMERS {
+                if self.c_c.val().index() == c {
+                    self.c_pages.next = self.pages[c].q.val();
+                    self.c_quota.next = self.quota[c].q.val();
+                }
             }
-        }
-        // The lowest free page.
-        self.fr_any[16].next = false;
-        self.fr_p[16].next = self.zero4.val();
-        for i in 0..PAGES {
-            // Scanned from the top so the lowest free page is the last word.
-            self.fr_any[15 - i].next = self.fr_any[16 - i].val();
-            self.fr_p[15 - i].next = self.fr_p[16 - i].val();
-            if !self.used[15 - i].q.val() {
-                self.fr_any[15 - i].next = true;
-                self.fr_p[15 - i].next = self.idx4[15 - i].val();
+            // The lowest free page: scanned from the top, the last write wins.
+            for i in 0..PAGES {
+                if !self.used[15 - i].q.val() {
+                    self.fr_any.next = true;
+                    self.fr_p.next = self.idx4[15 - i].val();
+                }
             }
         }
         self.w_arg.narrow.next = self.c_arg.val();
@@ -888,7 +905,7 @@ impl Logic for Avm {
                     self.result.d.next = self.r_page.val();
                 } else if self.c_pages.val() >= self.c_quota.val() {
                     self.result.d.next = self.r_quota.val();
-                } else if !self.fr_any[0].val() {
+                } else if !self.fr_any.val() {
                     self.result.d.next = self.r_full.val();
                 } else {
                     self.grant_ok.next = true;
@@ -905,16 +922,16 @@ impl Logic for Avm {
                 self.result.d.next = self.r_op.val();
             }
         }
-        self.w_fr.narrow.next = self.fr_p[0].val();
+        self.w_fr.narrow.next = self.fr_p.val();
         if self.grant_ok.val() {
             for t in 0..ENTRIES {
                 if self.cidx.val().index() == t {
                     self.tbl_v[t].d.next = true;
-                    self.tbl_p[t].d.next = self.fr_p[0].val();
+                    self.tbl_p[t].d.next = self.fr_p.val();
                 }
             }
             for p in 0..PAGES {
-                if self.fr_p[0].val().index() == p {
+                if self.fr_p.val().index() == p {
                     self.used[p].d.next = true;
                 }
             }
@@ -924,7 +941,7 @@ impl Logic for Avm {
                 }
             }
             self.last_page.d.next = self.w_fr.wide.val();
-            self.zpage.d.next = self.fr_p[0].val();
+            self.zpage.d.next = self.fr_p.val();
             self.zword.d.next = self.zero6.val();
             self.state.d.next = self.s_zero.val();
         }
@@ -944,21 +961,26 @@ impl Logic for Avm {
                 }
             }
         }
-        for c in 0..CONSUMERS {
-            self.lim_q[c].next = self.quota[c].q.val();
-            self.lim_r[c].next = self.reserve[c].q.val();
-            if self.eng_wstrb.val().get_bit(0) {
-                self.lim_q[c].next = self.eng_wdata.val() & self.mask8.val();
-            }
-            if self.eng_wstrb.val().get_bit(1) {
-                self.lim_r[c].next = (self.eng_wdata.val() >> 8) & self.mask8.val();
-            }
-            if self.eng_we.val() & (self.eng_waddr.val() == self.w_limits[c].val()) {
-                if self.lim_r[c].val() > self.lim_q[c].val() {
-                    self.result.d.next = self.r_limits.val();
-                } else {
-                    self.quota[c].d.next = self.lim_q[c].val();
-                    self.reserve[c].d.next = self.lim_r[c].val();
+        // A LIMITS write: the bytes not written keep their value.
+        self.lim_q.next = self.zero32.val();
+        self.lim_r.next = self.zero32.val();
+        if self.eng_we.val() {
+            for c in 0..CONSUMERS {
+                if self.eng_waddr.val() == self.w_limits[c].val() {
+                    self.lim_q.next = self.quota[c].q.val();
+                    self.lim_r.next = self.reserve[c].q.val();
+                    if self.eng_wstrb.val().get_bit(0) {
+                        self.lim_q.next = self.eng_wdata.val() & self.mask8.val();
+                    }
+                    if self.eng_wstrb.val().get_bit(1) {
+                        self.lim_r.next = (self.eng_wdata.val() >> 8) & self.mask8.val();
+                    }
+                    if self.lim_r.val() > self.lim_q.val() {
+                        self.result.d.next = self.r_limits.val();
+                    } else {
+                        self.quota[c].d.next = self.lim_q.val();
+                        self.reserve[c].d.next = self.lim_r.val();
+                    }
                 }
             }
         }

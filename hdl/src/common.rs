@@ -178,9 +178,15 @@ impl<const N: usize, const M: usize> Logic for Widen<N, M> {
     }
 }
 
-/// `a <= b` for 64-bit unsigned values held as 32-bit halves.
+/// `a <= b` for 64-bit unsigned values held as 32-bit halves, compared
+/// only while `en` (`le` is 0 otherwise). The enable is for simulators:
+/// Verilator evaluates every expression on every cycle, and a compare its
+/// user needs only for a valid transaction then costs one test on the
+/// other cycles; in hardware it is one more AND.
 #[derive(LogicBlock, Default)]
 pub struct Cmp64Le {
+    /// Compare this cycle.
+    pub en: Signal<In, Bit>,
     /// `a` bits 31:0.
     pub a_lo: Signal<In, Bits<32>>,
     /// `a` bits 63:32.
@@ -189,22 +195,32 @@ pub struct Cmp64Le {
     pub b_lo: Signal<In, Bits<32>>,
     /// `b` bits 63:32.
     pub b_hi: Signal<In, Bits<32>>,
-    /// `a <= b`.
+    /// `en` and `a <= b`.
     pub le: Signal<Out, Bit>,
 }
 
 impl Logic for Cmp64Le {
     #[hdl_gen]
     fn update(&mut self) {
-        self.le.next = (self.a_hi.val() < self.b_hi.val())
-            | ((self.a_hi.val() == self.b_hi.val()) & (self.a_lo.val() <= self.b_lo.val()));
+        self.le.next = false;
+        if self.en.val() {
+            if self.a_hi.val() < self.b_hi.val() {
+                self.le.next = true;
+            }
+            if self.a_hi.val() == self.b_hi.val() {
+                self.le.next = self.a_lo.val() <= self.b_lo.val();
+            }
+        }
     }
 }
 
 /// `a + b` for 64-bit values held as 32-bit halves, wrapping, with the
-/// carry out of bit 63.
+/// carry out of bit 63; added only while `en` (every output is 0
+/// otherwise, for the reason [`Cmp64Le`] gives).
 #[derive(LogicBlock, Default)]
 pub struct Add64 {
+    /// Add this cycle.
+    pub en: Signal<In, Bit>,
     /// `a` bits 31:0.
     pub a_lo: Signal<In, Bits<32>>,
     /// `a` bits 63:32.
@@ -228,16 +244,23 @@ pub struct Add64 {
 impl Logic for Add64 {
     #[hdl_gen]
     fn update(&mut self) {
-        self.lo.next = self.a_lo.val() + self.b_lo.val();
-        self.c0.next = self.lo.val() < self.a_lo.val();
-        self.hi0.next = self.a_hi.val() + self.b_hi.val();
-        self.hi.next = self.hi0.val();
-        if self.c0.val() {
-            self.hi.next = self.hi0.val() + 1;
+        self.lo.next = 0.into();
+        self.c0.next = false;
+        self.hi0.next = 0.into();
+        self.hi.next = 0.into();
+        self.carry.next = false;
+        if self.en.val() {
+            self.lo.next = self.a_lo.val() + self.b_lo.val();
+            self.c0.next = self.lo.val() < self.a_lo.val();
+            self.hi0.next = self.a_hi.val() + self.b_hi.val();
+            self.hi.next = self.hi0.val();
+            if self.c0.val() {
+                self.hi.next = self.hi0.val() + 1;
+            }
+            // Carry out of the high word: from a + b, or from adding the low carry.
+            self.carry.next = (self.hi0.val() < self.a_hi.val())
+                | (self.c0.val() & (self.hi.val() < self.hi0.val()));
         }
-        // Carry out of the high word: from a + b, or from adding the low carry.
-        self.carry.next =
-            (self.hi0.val() < self.a_hi.val()) | (self.c0.val() & (self.hi.val() < self.hi0.val()));
         self.s_lo.next = self.lo.val();
         self.s_hi.next = self.hi.val();
     }

@@ -653,10 +653,21 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                     & (self.h_count.val() > self.hdr_lane_no[i].val());
             }
             // The slot index: an xor-shift fold of the key (no multiplier),
-            // the same function as `weft_model::kv_agg::slot_of`.
-            self.hash_full[i].next = self.lane_key[i].val()
-                ^ (self.lane_key[i].val() >> 11)
-                ^ (self.lane_key[i].val() >> 22);
+            // the same function as `weft_model::kv_agg::slot_of`. Hashed,
+            // and the lane's pipeline registers loaded, only for a valid
+            // tuple: the update stage reads them only then (and a flush
+            // reads at its own address), so a simulator skips the lane on
+            // the other cycles.
+            self.hash_full[i].next = self.zero32.val();
+            self.p1_key[i].d.next = self.p1_key[i].q.val();
+            self.p1_val[i].d.next = self.p1_val[i].q.val();
+            if self.lane_v[i].val() {
+                self.hash_full[i].next = self.lane_key[i].val()
+                    ^ (self.lane_key[i].val() >> 11)
+                    ^ (self.lane_key[i].val() >> 22);
+                self.p1_key[i].d.next = self.lane_key[i].val();
+                self.p1_val[i].d.next = self.s_tdata.val().get_bits::<32>(64 * i + 32);
+            }
             self.hash[i].next = self.hash_full[i].val().get_bits::<SB>(0);
             self.key_ram[i].read_clock.next = self.clock.val();
             self.acc_ram[i].read_clock.next = self.clock.val();
@@ -677,8 +688,6 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
             self.p1_val[i].clock.next = self.clock.val();
             self.p1_idx[i].clock.next = self.clock.val();
             self.p1_valid[i].d.next = self.lane_v[i].val();
-            self.p1_key[i].d.next = self.lane_key[i].val();
-            self.p1_val[i].d.next = self.s_tdata.val().get_bits::<32>(64 * i + 32);
             self.p1_idx[i].d.next = self.hash[i].val();
         }
 
