@@ -307,10 +307,11 @@ impl Logic for MemopsStage {
         }
 
         // Match: enabled, source in the mask, opcode in the set, address in
-        // range. The 64-bit compares and adders run only for a transaction
-        // this stage may act on (`live`), and the remap operands only for a
-        // remap stage: a bubble, or a stage the program leaves off, costs a
-        // simulator a few tests instead of six 64-bit operations.
+        // range. The 64-bit match compares run only for a transaction this
+        // stage may act on (`live`), and the remap's target compares only
+        // for a remap stage: a bubble, or a stage the program leaves off,
+        // costs a simulator a test instead of four 64-bit compares (the
+        // adders stay ungated; see `Add64`).
         self.live.next = self.i_v.val()
             & !self.i_bad.val()
             & !self.i_blocked.val()
@@ -319,8 +320,6 @@ impl Logic for MemopsStage {
         self.remap.next = self.live.val() & (self.action.val() == self.a_remap.val());
         self.m_ge.en.next = self.live.val();
         self.m_le.en.next = self.live.val();
-        self.r_add.en.next = self.remap.val();
-        self.r_end.en.next = self.remap.val();
         self.t_ge.en.next = self.remap.val();
         self.t_le.en.next = self.remap.val();
         self.op_ok.next = false;
@@ -1001,7 +1000,6 @@ impl<const K: usize> Logic for Memops<K> {
             & self.fin_has_dst.val();
         self.fin_writes.next = self.fin_op.val() != self.op_read.val();
         self.len32.narrow.next = self.fin_len.val();
-        self.f_end.en.next = self.may_issue.val();
         self.f_end.a_lo.next = self.fin_al.val();
         self.f_end.a_hi.next = self.fin_ah.val();
         self.f_end.b_lo.next = self.len32.wide.val() - self.one32.val();
