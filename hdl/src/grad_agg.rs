@@ -830,19 +830,27 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.val_push.next = self.p1_valid.q.val()
             & (self.pm_oval.q.val() | self.pm_oold.q.val() | self.pm_osum.q.val());
         for i in 0..L {
-            self.old[i].next = self.acc[i].read_data.val();
-            self.sum[i].next = self.old[i].val() + self.p1_v[i].q.val();
+            // The slot's old value and the sum only with a value beat in
+            // the stage: a simulator skips the lane adders on other
+            // cycles, and in hardware the valid bit is one more input to
+            // the value mux.
+            self.old[i].next = self.zero32.val();
+            self.sum[i].next = self.zero32.val();
             self.vout[i].next = self.p1_v[i].q.val();
-            if self.pm_oold.q.val() {
-                self.vout[i].next = self.old[i].val();
-            }
-            if self.pm_osum.q.val() {
-                self.vout[i].next = self.sum[i].val();
-            }
             self.acc[i].write_address.next = self.p1_addr.q.val();
             self.acc[i].write_data.next = self.p1_v[i].q.val();
-            if self.pm_wsum.q.val() {
-                self.acc[i].write_data.next = self.sum[i].val();
+            if self.p1_valid.q.val() {
+                self.old[i].next = self.acc[i].read_data.val();
+                self.sum[i].next = self.old[i].val() + self.p1_v[i].q.val();
+                if self.pm_oold.q.val() {
+                    self.vout[i].next = self.old[i].val();
+                }
+                if self.pm_osum.q.val() {
+                    self.vout[i].next = self.sum[i].val();
+                }
+                if self.pm_wsum.q.val() {
+                    self.acc[i].write_data.next = self.sum[i].val();
+                }
             }
             self.acc[i].write_enable.next =
                 self.p1_valid.q.val() & (self.pm_wval.q.val() | self.pm_wsum.q.val());

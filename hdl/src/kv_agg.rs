@@ -746,20 +746,32 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
             self.last_key[i].clock.next = self.clock.val();
             self.last_acc[i].clock.next = self.clock.val();
             self.last_meta[i].clock.next = self.clock.val();
-            self.cur_key[i].next = self.key_ram[i].read_data.val();
-            self.cur_acc[i].next = self.acc_ram[i].read_data.val();
-            self.cur_meta[i].next = self.meta_ram[i].read_data.val();
-            // The RAM reads before it writes: the lane's previous write is
-            // not visible yet, so take it from the forwarding register.
-            if self.last_we[i].q.val() & (self.last_idx[i].q.val() == self.p1_idx[i].q.val()) {
-                self.cur_key[i].next = self.last_key[i].q.val();
-                self.cur_acc[i].next = self.last_acc[i].q.val();
-                self.cur_meta[i].next = self.last_meta[i].q.val();
+            // The slot as read, and the sum, only for a lane with a tuple
+            // (nothing else reads them): a simulator skips them on idle
+            // lanes, and in hardware the valid bit is one more input to
+            // the forwarding mux.
+            self.cur_key[i].next = self.zero32.val();
+            self.cur_acc[i].next = self.zero32.val();
+            self.cur_meta[i].next = self.zero4.val();
+            self.sum[i].next = self.zero32.val();
+            self.ovf[i].next = false;
+            if self.p1_valid[i].q.val() {
+                self.cur_key[i].next = self.key_ram[i].read_data.val();
+                self.cur_acc[i].next = self.acc_ram[i].read_data.val();
+                self.cur_meta[i].next = self.meta_ram[i].read_data.val();
+                // The RAM reads before it writes: the lane's previous write
+                // is not visible yet, so take it from the forwarding
+                // register.
+                if self.last_we[i].q.val() & (self.last_idx[i].q.val() == self.p1_idx[i].q.val()) {
+                    self.cur_key[i].next = self.last_key[i].q.val();
+                    self.cur_acc[i].next = self.last_acc[i].q.val();
+                    self.cur_meta[i].next = self.last_meta[i].q.val();
+                }
+                self.sum[i].next = self.cur_acc[i].val() + self.p1_val[i].q.val();
+                self.ovf[i].next = (self.cur_acc[i].val().get_bit(31)
+                    == self.p1_val[i].q.val().get_bit(31))
+                    & (self.sum[i].val().get_bit(31) != self.cur_acc[i].val().get_bit(31));
             }
-            self.sum[i].next = self.cur_acc[i].val() + self.p1_val[i].q.val();
-            self.ovf[i].next = (self.cur_acc[i].val().get_bit(31)
-                == self.p1_val[i].q.val().get_bit(31))
-                & (self.sum[i].val().get_bit(31) != self.cur_acc[i].val().get_bit(31));
 
             self.sp_v[i].next = false;
             self.sp_key[i].next = self.zero32.val();
@@ -844,11 +856,19 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                 self.meta_ram[i].write_data.next = self.zero4.val();
             }
 
+            // The forwarding registers load only with a write (their
+            // clock enable): only `last_we` says whether they are read.
             self.last_we[i].d.next = self.meta_ram[i].write_enable.val();
-            self.last_idx[i].d.next = self.meta_ram[i].write_address.val();
-            self.last_key[i].d.next = self.key_ram[i].write_data.val();
-            self.last_acc[i].d.next = self.acc_ram[i].write_data.val();
-            self.last_meta[i].d.next = self.meta_ram[i].write_data.val();
+            self.last_idx[i].d.next = self.last_idx[i].q.val();
+            self.last_key[i].d.next = self.last_key[i].q.val();
+            self.last_acc[i].d.next = self.last_acc[i].q.val();
+            self.last_meta[i].d.next = self.last_meta[i].q.val();
+            if self.meta_ram[i].write_enable.val() {
+                self.last_idx[i].d.next = self.meta_ram[i].write_address.val();
+                self.last_key[i].d.next = self.key_ram[i].write_data.val();
+                self.last_acc[i].d.next = self.acc_ram[i].write_data.val();
+                self.last_meta[i].d.next = self.meta_ram[i].write_data.val();
+            }
 
             self.f_key[i].clock.next = self.clock.val();
             self.f_acc[i].clock.next = self.clock.val();

@@ -403,6 +403,11 @@ impl Logic for RecPack {
             (self.close.val() & self.fin.val()) | (self.take.val() & self.fits.val());
 
         // ---- Placing the records: compact and rotate in one crossbar.
+        // The placed lanes are used only by a beat taken (`cur` and `nxt`
+        // feed the partial beat and the buffer write of a filled beat; a
+        // close writes the partial beat as it was), so the crossbar runs
+        // only then: a simulator skips its 64 selects on every other
+        // cycle, and in hardware `take` is one more input to each select.
         self.r.next = self.o.val() - self.skip.q.val();
         for i in 0..8 {
             self.lane[i].next = self.s_tdata.val().get_bits::<64>(64 * i);
@@ -410,25 +415,30 @@ impl Logic for RecPack {
         }
         for j in 0..8 {
             self.rot[j].next = self.zero64.val();
-            for i in 0..8 {
-                if self.s_tkeep.val().get_bit(i) & (self.pos[i].val() == self.lane_no[j].val()) {
-                    self.rot[j].next = self.lane[i].val();
-                }
-            }
             self.cur[j].next = self.zero64.val();
-            if self.lane_no4[j].val() < self.ot.val() {
-                self.cur[j].next = self.rot[j].val();
-            }
             self.nxt[j].next = self.zero64.val();
         }
-        // Lane 7 is never below the fill (o <= 7) nor reached by an
-        // overflow (o + t <= 15), so these comparisons stop at lane 6.
-        for j in 0..7 {
-            if self.lane_no[j].val() < self.o.val() {
-                self.cur[j].next = self.part[j].q.val();
+        if self.take.val() {
+            for j in 0..8 {
+                for i in 0..8 {
+                    if self.s_tkeep.val().get_bit(i) & (self.pos[i].val() == self.lane_no[j].val())
+                    {
+                        self.rot[j].next = self.lane[i].val();
+                    }
+                }
+                if self.lane_no4[j].val() < self.ot.val() {
+                    self.cur[j].next = self.rot[j].val();
+                }
             }
-            if self.lane_no8[j].val() < self.ot.val() {
-                self.nxt[j].next = self.rot[j].val();
+            // Lane 7 is never below the fill (o <= 7) nor reached by an
+            // overflow (o + t <= 15), so these comparisons stop at lane 6.
+            for j in 0..7 {
+                if self.lane_no[j].val() < self.o.val() {
+                    self.cur[j].next = self.part[j].q.val();
+                }
+                if self.lane_no8[j].val() < self.ot.val() {
+                    self.nxt[j].next = self.rot[j].val();
+                }
             }
         }
 
