@@ -323,14 +323,16 @@ impl Logic for MemopsStage {
         self.t_ge.en.next = self.remap.val();
         self.t_le.en.next = self.remap.val();
         self.op_ok.next = false;
-        if self.i_op.val() == self.op_read.val() {
-            self.op_ok.next = self.words[0].q.val().get_bit(4);
-        }
-        if self.i_op.val() == self.op_write.val() {
-            self.op_ok.next = self.words[0].q.val().get_bit(5);
-        }
-        if self.i_op.val() == self.op_atomic.val() {
-            self.op_ok.next = self.words[0].q.val().get_bit(6);
+        if self.live.val() {
+            if self.i_op.val() == self.op_read.val() {
+                self.op_ok.next = self.words[0].q.val().get_bit(4);
+            }
+            if self.i_op.val() == self.op_write.val() {
+                self.op_ok.next = self.words[0].q.val().get_bit(5);
+            }
+            if self.i_op.val() == self.op_atomic.val() {
+                self.op_ok.next = self.words[0].q.val().get_bit(6);
+            }
         }
         self.m_ge.a_lo.next = self.words[1].q.val();
         self.m_ge.a_hi.next = self.words[2].q.val();
@@ -342,10 +344,14 @@ impl Logic for MemopsStage {
         self.m_le.b_hi.next = self.words[4].q.val();
         self.src_mask.next = self.words[0].q.val().get_bits::<4>(0);
         // `m_ge` and `m_le` answer only while `live`.
-        self.hit.next = self.src_mask.val().get_bit(self.i_src.val().index())
-            & self.op_ok.val()
-            & self.m_ge.le.val()
-            & self.m_le.le.val();
+        // `op_ok` is 0 without `live`, so a dead transaction's hit is
+        // decided without its source bit or compares.
+        self.hit.next = false;
+        if self.op_ok.val() {
+            self.hit.next = self.src_mask.val().get_bit(self.i_src.val().index())
+                & self.m_ge.le.val()
+                & self.m_le.le.val();
+        }
 
         // Remap operands: the new address, its last byte, the target range.
         self.len32.narrow.next = self.i_len.val();
@@ -1211,29 +1217,42 @@ impl<const K: usize> Logic for Memops<K> {
         // ---- Registers: program image (indirect), telemetry (indirect).
         self.idx_stage.next = self.prog_addr.q.val().get_bits::<3>(4);
         self.idx_entry.next = self.prog_addr.q.val().get_bits::<4>(3);
+        // The program image's write and read enables are decoded under
+        // the access's enable (a simulator tests one bit on the cycles
+        // without one).
         for j in 0..K {
-            self.stages[j].pw_en.next = self.eng_we.val()
-                & (self.eng_waddr.val() == self.w_prog_data.val())
-                & !self.prog_addr.q.val().get_bit(7)
-                & (self.idx_stage.val() == self.stage_no[j].val());
+            self.stages[j].pw_en.next = false;
+            self.stages[j].pr_en.next = false;
             self.stages[j].pw_field.next = self.prog_addr.q.val().get_bits::<4>(0);
             self.stages[j].pw_data.next = self.eng_wdata.val();
-            self.stages[j].pr_en.next =
-                self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val());
             self.stages[j].pr_field.next = self.prog_addr.q.val().get_bits::<4>(0);
             self.stages[j].latch_tx.next = false;
             self.stages[j].latch_bytes.next = false;
         }
         for e in 0..ENTRIES {
-            self.entries[e].pw_en.next = self.eng_we.val()
-                & (self.eng_waddr.val() == self.w_prog_data.val())
-                & self.prog_addr.q.val().get_bit(7)
-                & (self.idx_entry.val() == self.entry_no[e].val());
+            self.entries[e].pw_en.next = false;
+            self.entries[e].pr_en.next = false;
             self.entries[e].pw_field.next = self.prog_addr.q.val().get_bits::<3>(0);
             self.entries[e].pw_data.next = self.eng_wdata.val();
-            self.entries[e].pr_en.next =
-                self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val());
             self.entries[e].pr_field.next = self.prog_addr.q.val().get_bits::<3>(0);
+        }
+        if self.eng_we.val() & (self.eng_waddr.val() == self.w_prog_data.val()) {
+            for j in 0..K {
+                self.stages[j].pw_en.next = !self.prog_addr.q.val().get_bit(7)
+                    & (self.idx_stage.val() == self.stage_no[j].val());
+            }
+            for e in 0..ENTRIES {
+                self.entries[e].pw_en.next = self.prog_addr.q.val().get_bit(7)
+                    & (self.idx_entry.val() == self.entry_no[e].val());
+            }
+        }
+        if self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val()) {
+            for j in 0..K {
+                self.stages[j].pr_en.next = true;
+            }
+            for e in 0..ENTRIES {
+                self.entries[e].pr_en.next = true;
+            }
         }
         if self.eng_we.val() {
             if (self.eng_waddr.val() == self.w_ctrl.val()) & self.eng_wstrb.val().get_bit(0) {
@@ -1249,17 +1268,25 @@ impl<const K: usize> Logic for Memops<K> {
                 self.tel_sel.d.next = self.eng_wdata.val().get_bits::<8>(0);
             }
         }
-        self.n_out[0].next = self.zero32.val();
-        if self.tag_v[0].q.val() {
-            self.n_out[0].next = self.one32.val();
+        // The outstanding count is read only through `eng_rdata`, so it is
+        // counted only on a read (a chain of 16 adders a simulator skips
+        // on every other cycle).
+        for t in 0..TAGS {
+            self.n_out[t].next = self.zero32.val();
         }
-        self.outstanding.next = self.n_out[0].val();
-        for t in 1..TAGS {
-            self.n_out[t].next = self.n_out[t - 1].val();
-            if self.tag_v[t].q.val() {
-                self.n_out[t].next = self.n_out[t - 1].val() + self.one32.val();
+        self.outstanding.next = self.zero32.val();
+        if self.eng_re.val() {
+            if self.tag_v[0].q.val() {
+                self.n_out[0].next = self.one32.val();
             }
-            self.outstanding.next = self.n_out[t].val();
+            self.outstanding.next = self.n_out[0].val();
+            for t in 1..TAGS {
+                self.n_out[t].next = self.n_out[t - 1].val();
+                if self.tag_v[t].q.val() {
+                    self.n_out[t].next = self.n_out[t - 1].val() + self.one32.val();
+                }
+                self.outstanding.next = self.n_out[t].val();
+            }
         }
 
         self.pa32.narrow.next = self.prog_addr.q.val();
