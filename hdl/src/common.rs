@@ -43,21 +43,11 @@ impl Logic for Counter64 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, lo_q, hi_q, latch_q);
-        // Counted only when there is something to add: adding 0 changes
-        // nothing, and a simulator then skips the adder and the carry
-        // compare on the cycles without an event (most of them, for most
-        // of the design's counters). In hardware it is the low word's
-        // clock enable, an OR of `inc` that synthesis reduces to the bits
-        // an instance can set (one, for an event counter).
-        self.sum.next = self.lo_q.q.val();
-        if self.inc.val().any() {
-            self.sum.next = self.lo_q.q.val() + self.inc.val();
-            self.lo_q.d.next = self.sum.val();
-            // Carry out of the low word: the sum wrapped below the old
-            // value.
-            if self.sum.val() < self.lo_q.q.val() {
-                self.hi_q.d.next = self.hi_q.q.val() + 1;
-            }
+        self.sum.next = self.lo_q.q.val() + self.inc.val();
+        self.lo_q.d.next = self.sum.val();
+        // Carry out of the low word: the sum wrapped below the old value.
+        if self.sum.val() < self.lo_q.q.val() {
+            self.hi_q.d.next = self.hi_q.q.val() + 1;
         }
         if self.latch.val() {
             self.latch_q.d.next = self.hi_q.q.val();
