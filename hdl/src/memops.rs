@@ -343,9 +343,8 @@ impl Logic for MemopsStage {
         self.m_le.b_lo.next = self.words[3].q.val();
         self.m_le.b_hi.next = self.words[4].q.val();
         self.src_mask.next = self.words[0].q.val().get_bits::<4>(0);
-        // `m_ge` and `m_le` answer only while `live`.
-        // `op_ok` is 0 without `live`, so a dead transaction's hit is
-        // decided without its source bit or compares.
+        // `op_ok`, `m_ge` and `m_le` answer only while `live`, so a dead
+        // transaction's hit is decided without its source bit or compares.
         self.hit.next = false;
         if self.op_ok.val() {
             self.hit.next = self.src_mask.val().get_bit(self.i_src.val().index())
