@@ -83,6 +83,7 @@ pub struct Fifo4<D: Synth> {
     rd: DFF<Bits<2>>,
     wr: DFF<Bits<2>>,
     n: DFF<Bits<3>>,
+    n_next: Signal<Local, Bits<3>>,
     one2: Constant<Bits<2>>,
     one3: Constant<Bits<3>>,
 }
@@ -100,6 +101,7 @@ impl<D: Synth> Default for Fifo4<D> {
             rd: Default::default(),
             wr: Default::default(),
             n: Default::default(),
+            n_next: Default::default(),
             one2: Constant::new(1u64.into()),
             one3: Constant::new(1u64.into()),
         }
@@ -135,11 +137,17 @@ impl<D: Synth> Logic for Fifo4<D> {
                 }
             }
             self.wr.d.next = self.wr.q.val() + self.one2.val();
-            if !self.pop.val() {
-                self.n.d.next = self.n.q.val() + self.one3.val();
-            }
-        } else if self.pop.val() {
-            self.n.d.next = self.n.q.val() - self.one3.val();
+        }
+        // One assignment of the count, under one condition: Verilator keeps
+        // a shadow copy of a register assigned in two branches whenever
+        // another clocked block reads it (a parent reading `count`), and
+        // none for one assignment.
+        self.n_next.next = self.n.q.val() + self.one3.val();
+        if !self.push.val() {
+            self.n_next.next = self.n.q.val() - self.one3.val();
+        }
+        if self.push.val() ^ self.pop.val() {
+            self.n.d.next = self.n_next.val();
         }
         if self.pop.val() {
             self.rd.d.next = self.rd.q.val() + self.one2.val();
