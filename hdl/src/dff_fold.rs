@@ -19,7 +19,7 @@
 //! keeps a shadow copy (`__Vdly__`) of a register that another clocked
 //! block reads and copies it in and out every cycle, but needs none for a
 //! register read earlier in its own block (on `weft_top` 228 shadows
-//! became 25). The register's
+//! became 25; `scripts/vl-shadows.sh` lists those left). The register's
 //! module, its instance and its `d` and `clock` nets go; its initial value
 //! moves into the parent. The meaning is the same (the last non-blocking
 //! assignment of an edge wins, as the last blocking one did), and the

@@ -94,8 +94,6 @@ pub struct FrameCheck<const AB: usize> {
     cur_cnt: Signal<Local, Bits<8>>,
     store: Signal<Local, Bit>,
     wr1: Signal<Local, Bits<AB>>,
-    wr_next: Signal<Local, Bits<AB>>,
-    rewind: Signal<Local, Bit>,
     full: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     size_ok: Signal<Local, Bit>,
@@ -171,8 +169,6 @@ impl<const AB: usize> FrameCheck<AB> {
             cur_cnt: Default::default(),
             store: Default::default(),
             wr1: Default::default(),
-            wr_next: Default::default(),
-            rewind: Default::default(),
             full: Default::default(),
             take: Default::default(),
             size_ok: Default::default(),
@@ -265,23 +261,16 @@ impl<const AB: usize> Logic for FrameCheck<AB> {
             self.size_q.d.next = self.cur_size.val();
             self.cnt.d.next = self.cur_cnt.val();
             if self.store.val() {
+                self.wr.d.next = self.wr1.val();
                 self.cnt.d.next = self.cur_cnt.val() + self.one8.val();
             }
-            if self.s_tlast.val() & self.good.val() {
-                self.cw.d.next = self.wr1.val();
+            if self.s_tlast.val() {
+                if self.good.val() {
+                    self.cw.d.next = self.wr1.val();
+                } else {
+                    self.wr.d.next = self.cw.q.val();
+                }
             }
-        }
-        // The write pointer in one assignment (a bad frame's last beat
-        // rewinds it to the committed pointer, a stored beat advances it):
-        // the RAMs' write ports read it, and Verilator keeps a shadow copy
-        // of a register assigned in two places that another block reads.
-        self.rewind.next = self.take.val() & self.s_tlast.val() & !self.good.val();
-        self.wr_next.next = self.wr1.val();
-        if self.rewind.val() {
-            self.wr_next.next = self.cw.q.val();
-        }
-        if (self.take.val() & self.store.val()) | self.rewind.val() {
-            self.wr.d.next = self.wr_next.val();
         }
 
         // ---- Output: committed beats, first word falling through.
