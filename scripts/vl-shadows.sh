@@ -14,7 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ./target/release/weft hdl emit --out "$work/v" >/dev/null
 verilator --cc -O3 --x-assign fast --x-initial 0 --prefix Vtop --top-module weft_top \
-    -Wno-fatal --Mdir "$work/obj" "$work/v/weft_top.v" >/dev/null 2>&1
+    -Wno-fatal --Mdir "$work/obj" "$work/v/weft_top.v" >"$work/verilator.log" 2>&1 ||
+    { cat "$work/verilator.log" >&2; echo "vl-shadows: verilator failed" >&2; exit 1; }
 grep -o '__Vdly__[A-Za-z0-9_]*' "$work/obj/Vtop___024root.h" | sort -u |
     sed -e 's/^__Vdly__weft_top__DOT__//' -e 's/__DOT__/./g' -e 's/__024/$/g' >"$work/shadows.txt"
 cat "$work/shadows.txt"
