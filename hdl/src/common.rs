@@ -375,6 +375,9 @@ impl Logic for Pair {
 pub struct Bswap<const N: usize> {
     /// The value.
     pub din: Signal<In, Bits<N>>,
+    /// Swap (else `dout` is 0): a simulator skips the swap on the cycles
+    /// whose result nothing uses.
+    pub en: Signal<In, Bit>,
     /// Its bytes reversed.
     pub dout: Signal<Out, Bits<N>>,
 }
@@ -382,8 +385,10 @@ pub struct Bswap<const N: usize> {
 impl<const N: usize> Logic for Bswap<N> {
     fn update(&mut self) {
         let mut v = Bits::<N>::default();
-        for i in 0..N / 8 {
-            v.set_bits::<8>(N - 8 - 8 * i, self.din.val().get_bits::<8>(8 * i));
+        if self.en.val() {
+            for i in 0..N / 8 {
+                v.set_bits::<8>(N - 8 - 8 * i, self.din.val().get_bits::<8>(8 * i));
+            }
         }
         self.dout.next = v;
     }
@@ -400,7 +405,10 @@ impl<const N: usize> Logic for Bswap<N> {
         let parts: Vec<String> = (0..N / 8)
             .map(|i| format!("din[{}:{}]", 8 * i + 7, 8 * i))
             .collect();
-        Verilog::Custom(format!("always @(*) dout = {{{}}};", parts.join(", ")))
+        Verilog::Custom(format!(
+            "always @(*) begin\n  dout = {N}'b0;\n  if (en) dout = {{{}}};\nend",
+            parts.join(", ")
+        ))
     }
 }
 
@@ -408,11 +416,14 @@ impl<const N: usize> Logic for Bswap<N> {
 /// words, carries folded back in, not complemented: a header with a correct
 /// checksum sums to `0xffff`, and a header with its checksum field 0 sums
 /// to the complement of the checksum it needs. `hdr` holds the header's 20
-/// bytes as a beat does (first byte in bits 7:0).
+/// bytes as a beat does (first byte in bits 7:0). Without `en` the sum is
+/// 0, and a simulator skips the adders.
 #[derive(LogicBlock, Default)]
 pub struct Ipv4Sum {
     /// The header's bytes.
     pub hdr: Signal<In, Bits<160>>,
+    /// Sum (else `sum` is 0).
+    pub en: Signal<In, Bit>,
     /// The folded sum.
     pub sum: Signal<Out, Bits<16>>,
 }
@@ -421,6 +432,10 @@ impl Logic for Ipv4Sum {
     fn update(&mut self) {
         let h = self.hdr.val();
         let mut s = 0u64;
+        if !self.en.val() {
+            self.sum.next = Bits::from(0);
+            return;
+        }
         for i in 0..10 {
             s += (h.get_bits::<8>(16 * i).to_u64() << 8) | h.get_bits::<8>(16 * i + 8).to_u64();
         }
@@ -448,7 +463,7 @@ impl Logic for Ipv4Sum {
             })
             .collect();
         Verilog::Custom(format!(
-            "reg [19:0] s0;\nreg [16:0] s1;\nalways @(*) begin\n  s0 = {};\n  s1 = {{1'b0, s0[15:0]}} + {{13'b0, s0[19:16]}};\n  sum = s1[15:0] + {{15'b0, s1[16]}};\nend",
+            "reg [19:0] s0;\nreg [16:0] s1;\nalways @(*) begin\n  s0 = 20'b0;\n  s1 = 17'b0;\n  sum = 16'b0;\n  if (en) begin\n    s0 = {};\n    s1 = {{1'b0, s0[15:0]}} + {{13'b0, s0[19:16]}};\n    sum = s1[15:0] + {{15'b0, s1[16]}};\n  end\nend",
             words.join(" + ")
         ))
     }

@@ -18,9 +18,10 @@ pub struct Emitted {
 /// `module` (rust-hdl always names it `top`, and its submodules `top$...`),
 /// each combinational block split into one block per signal
 /// ([`crate::comb_split`]), each register folded into its parent
-/// ([`crate::dff_fold`]) and the constants written as continuous
-/// assignments ([`crate::const_wires`]). This is the Verilog every tool is
-/// given.
+/// ([`crate::dff_fold`]), the constants written as continuous
+/// assignments ([`crate::const_wires`]) and each RAM's read and write in
+/// one clocked block ([`crate::ram_merge`]). This is the Verilog every
+/// tool is given.
 pub fn verilog_of<B: Block>(uut: &B, module: &str) -> String {
     verilog_shaped(uut, module, Shape::Split)
 }
@@ -48,7 +49,7 @@ pub fn verilog_shaped<B: Block>(uut: &B, module: &str, shape: Shape) -> String {
     match shape {
         Shape::Split => {
             let folded = crate::dff_fold::fold(&crate::comb_split::split(&v).0).0;
-            crate::const_wires::wire_constants(&folded).0
+            crate::ram_merge::merge(&crate::const_wires::wire_constants(&folded).0).0
         }
         Shape::Unfolded => crate::comb_split::split(&v).0,
         Shape::AsGenerated => v,

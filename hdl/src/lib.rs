@@ -24,6 +24,7 @@ pub mod lint;
 pub mod memops;
 pub mod memops_port;
 pub mod net_regs;
+pub mod ram_merge;
 pub mod rec_pack;
 pub mod steer;
 pub mod top;

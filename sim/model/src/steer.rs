@@ -197,7 +197,13 @@ impl DeframeModel {
             return o;
         }
         if !self.in_pkt {
-            let (d, dec) = self.first();
+            // A beat is classified only while it is offered (the RTL makes
+            // no decision on an idle input, which passes its bus through).
+            let (d, dec) = if i.s_tvalid {
+                self.first()
+            } else {
+                (0, Decision::Pass)
+            };
             if d == 0 {
                 o.s_tready = i.m_tready;
                 o.m_tdata = i.s_tdata;

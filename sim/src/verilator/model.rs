@@ -272,7 +272,14 @@ impl Library {
 pub struct Model {
     lib: Arc<Library>,
     ptr: *mut c_void,
+    /// Where [`pop`](Model::pop) takes a frame first: most fit, so a pop is
+    /// one call and one copy out.
+    scratch: Vec<u8>,
 }
+
+/// Bytes of [`Model`]'s pop scratch buffer: a jumbo frame (9,600 bytes)
+/// and then some.
+const POP_SCRATCH: usize = 16 * 1024;
 
 // SAFETY: the C++ model is owned by this value alone and touched only
 // through `&mut self` (or on drop); every instance has its own
@@ -343,6 +350,7 @@ impl Model {
         Ok(Model {
             lib: Arc::clone(lib),
             ptr,
+            scratch: vec![0; POP_SCRATCH],
         })
     }
 
@@ -452,37 +460,39 @@ impl Model {
     /// The oldest frame output stream `stream` finished, if any.
     pub fn pop(&mut self, stream: u32) -> Option<StreamFrame> {
         let (mut step, mut size) = (0u64, 0u32);
-        // First ask the length (a zero-byte room takes nothing but an
-        // empty frame), then take the frame into a buffer of that size.
-        // SAFETY: ptr is a live model; with cap 0 nothing is written to
-        // the (dangling, never dereferenced) buffer pointer.
+        // Into the scratch buffer first: the wrapper copies the frame and
+        // drops it when it fits, else only says its length.
+        // SAFETY: ptr is a live model, scratch has scratch.len() writable
+        // bytes and the out-pointers are valid for the call.
         let n = unsafe {
             (self.lib.pop_fn)(
                 self.ptr,
                 stream,
-                std::ptr::NonNull::dangling().as_ptr(),
-                0,
+                self.scratch.as_mut_ptr(),
+                self.scratch.len() as u64,
                 &mut step,
                 &mut size,
             )
         };
         let n = usize::try_from(n).ok()?;
-        let mut bytes = vec![0u8; n];
-        if n > 0 {
-            // SAFETY: bytes has n writable bytes, the out-pointers are
-            // valid for the call, and the frame is n bytes long.
-            let got = unsafe {
-                (self.lib.pop_fn)(
-                    self.ptr,
-                    stream,
-                    bytes.as_mut_ptr(),
-                    n as u64,
-                    &mut step,
-                    &mut size,
-                )
-            };
-            assert_eq!(got, n as i64, "Model::pop: the frame changed length");
+        if n <= self.scratch.len() {
+            let bytes = self.scratch[..n].to_vec();
+            return Some(StreamFrame { bytes, step, size });
         }
+        let mut bytes = vec![0u8; n];
+        // SAFETY: bytes has n writable bytes, the out-pointers are valid
+        // for the call, and the frame (still queued) is n bytes long.
+        let got = unsafe {
+            (self.lib.pop_fn)(
+                self.ptr,
+                stream,
+                bytes.as_mut_ptr(),
+                n as u64,
+                &mut step,
+                &mut size,
+            )
+        };
+        assert_eq!(got, n as i64, "Model::pop: the frame changed length");
         Some(StreamFrame { bytes, step, size })
     }
 

@@ -268,13 +268,18 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
             "        WeftOutStream& o = m->outs[{k}];\n        uint8_t buf[{}];\n        uint8_t* dst = buf;",
             s.bytes
         );
+        if s.size {
+            // The frame's size comes with its first beat: its buffer is
+            // allocated once (a hint only; a wrong size costs a regrowth).
+            let _ = writeln!(shake, "        if (o.cur.empty()) o.cur.reserve({size});");
+        }
         let _ = write!(shake, "        {}", get_data(&data, s.bytes));
         if s.bytes <= 64 {
             // Keep is almost always its low bytes (a full beat, or a
             // frame's last): those go in one piece.
             let _ = writeln!(
                 shake,
-                "        const uint64_t k = static_cast<uint64_t>({keep});\n        if ((k & (k + 1)) == 0) o.cur.insert(o.cur.end(), buf, buf + __builtin_popcountll(k));\n        else"
+                "        const uint64_t k = static_cast<uint64_t>({keep});\n        if ((k & (k + 1)) == 0) o.cur.insert(o.cur.end(), buf, buf + (~k ? __builtin_ctzll(~k) : 64));\n        else"
             );
         }
         let _ = writeln!(
