@@ -65,6 +65,15 @@ impl Logic for Counter64 {
 /// A 4-entry first-word-fall-through FIFO. `push` and `pop` may happen on
 /// the same cycle; callers keep `push` off when full and `pop` off when
 /// empty (the engines reserve space before they accept input).
+///
+/// The head is always entry 0: a pop moves every entry one place towards
+/// it, and a push writes the first free entry (`count`, one less when the
+/// head leaves on the same edge). So `data_out` is a register, read by no
+/// mux, and a cycle without a push or a pop does nothing: a simulator
+/// evaluating every block on every cycle (Verilator) then spends a test
+/// or two on an idle FIFO, where a ring buffer's head mux ran every cycle.
+/// When empty, `data_out` shows entry 0 as the last pop left it (zeros
+/// from power-on); the cycle-level models keep the same stale head.
 #[derive(LogicBlock)]
 pub struct Fifo4<D: Synth> {
     /// Clock.
@@ -80,11 +89,8 @@ pub struct Fifo4<D: Synth> {
     /// Entries held, 0..=4.
     pub count: Signal<Out, Bits<3>>,
     mem: [DFF<D>; 4],
-    rd: DFF<Bits<2>>,
-    wr: DFF<Bits<2>>,
     n: DFF<Bits<3>>,
     n_next: Signal<Local, Bits<3>>,
-    one2: Constant<Bits<2>>,
     one3: Constant<Bits<3>>,
 }
 
@@ -98,11 +104,8 @@ impl<D: Synth> Default for Fifo4<D> {
             data_out: Default::default(),
             count: Default::default(),
             mem: array_init::array_init(|_| Default::default()),
-            rd: Default::default(),
-            wr: Default::default(),
             n: Default::default(),
             n_next: Default::default(),
-            one2: Constant::new(1u64.into()),
             one3: Constant::new(1u64.into()),
         }
     }
@@ -111,32 +114,45 @@ impl<D: Synth> Default for Fifo4<D> {
 impl<D: Synth> Logic for Fifo4<D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd, wr, n);
+        dff_setup!(self, clock, n);
         for i in 0..4 {
             self.mem[i].clock.next = self.clock.val();
             self.mem[i].d.next = self.mem[i].q.val();
         }
-        // The head by the read pointer's bits (a two-level mux), and the
-        // write decoder under `push`: a simulator then tests a bit or two
-        // a cycle, not four comparisons each for the head and the write.
-        if self.rd.q.val().get_bit(1) {
-            if self.rd.q.val().get_bit(0) {
-                self.data_out.next = self.mem[3].q.val();
-            } else {
-                self.data_out.next = self.mem[2].q.val();
-            }
-        } else if self.rd.q.val().get_bit(0) {
-            self.data_out.next = self.mem[1].q.val();
-        } else {
-            self.data_out.next = self.mem[0].q.val();
+        if self.pop.val() {
+            self.mem[0].d.next = self.mem[1].q.val();
+            self.mem[1].d.next = self.mem[2].q.val();
+            self.mem[2].d.next = self.mem[3].q.val();
         }
+        // The first free entry after this edge's pop, `count - pop`, by the
+        // count's bits: a pop with 1..=4 held writes entry count - 1, else
+        // entry count (0..=3).
         if self.push.val() {
-            for i in 0..4 {
-                if self.wr.q.val().index() == i {
-                    self.mem[i].d.next = self.data_in.val();
+            if self.pop.val() {
+                if self.n.q.val().get_bit(2) {
+                    self.mem[3].d.next = self.data_in.val();
+                } else if self.n.q.val().get_bit(1) {
+                    if self.n.q.val().get_bit(0) {
+                        self.mem[2].d.next = self.data_in.val();
+                    } else {
+                        self.mem[1].d.next = self.data_in.val();
+                    }
+                } else if self.n.q.val().get_bit(0) {
+                    self.mem[0].d.next = self.data_in.val();
+                }
+            } else if !self.n.q.val().get_bit(2) {
+                if self.n.q.val().get_bit(1) {
+                    if self.n.q.val().get_bit(0) {
+                        self.mem[3].d.next = self.data_in.val();
+                    } else {
+                        self.mem[2].d.next = self.data_in.val();
+                    }
+                } else if self.n.q.val().get_bit(0) {
+                    self.mem[1].d.next = self.data_in.val();
+                } else {
+                    self.mem[0].d.next = self.data_in.val();
                 }
             }
-            self.wr.d.next = self.wr.q.val() + self.one2.val();
         }
         // One assignment of the count, under one condition: Verilator keeps
         // a shadow copy of a register assigned in two branches whenever
@@ -149,9 +165,7 @@ impl<D: Synth> Logic for Fifo4<D> {
         if self.push.val() ^ self.pop.val() {
             self.n.d.next = self.n_next.val();
         }
-        if self.pop.val() {
-            self.rd.d.next = self.rd.q.val() + self.one2.val();
-        }
+        self.data_out.next = self.mem[0].q.val();
         self.count.next = self.n.q.val();
     }
 }

@@ -42,7 +42,8 @@ pub fn build<I: PortSet, O: PortSet, B: HdlPorts>(
             ports_of(&uut),
         )
     });
-    let source = source_with_clocks::<I, O>(verilog, module, &ports, B::CLOCKS)?;
+    let mut source = source_with_clocks::<I, O>(verilog, module, &ports, B::CLOCKS)?;
+    source.split = shape != Shape::AsGenerated;
     Ok(verilator::build(&source, opts)?)
 }
 
@@ -121,6 +122,7 @@ pub fn source_with_clocks<I: PortSet, O: PortSet>(
         top: module.to_string(),
         ports,
         clocks: found,
+        split: true,
     })
 }
 

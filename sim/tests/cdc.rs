@@ -729,6 +729,7 @@ fn verilator_abi_steps_a_mask_of_clocks() {
             PortSpec::output("b_sees_a", 8),
         ],
         clocks: clocks.iter().map(|c| c.to_string()).collect(),
+        split: true,
     };
     let lib = build(&src(&["a_clk", "b_clk"]), &BuildOptions::default()).unwrap();
     assert_eq!(lib.clocks(), ["a_clk", "b_clk"]);

@@ -92,6 +92,7 @@ fn counter_source() -> ModelSource {
             PortSpec::output("wide_out", 70),
         ],
         clocks: vec!["clk".into()],
+        split: true,
     }
 }
 
@@ -119,6 +120,7 @@ fn widths_source() -> ModelSource {
             PortSpec::output("ye", 65),
         ],
         clocks: vec![],
+        split: true,
     }
 }
 

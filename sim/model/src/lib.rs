@@ -16,6 +16,7 @@ pub mod cdc;
 pub mod clocks;
 pub mod csr;
 pub mod dut;
+pub mod fifo4;
 pub mod frame_check;
 pub mod framer;
 pub mod grad_agg;

@@ -89,12 +89,13 @@
 //! a Verilog keyword.
 
 use crate::dut::Dut;
+use crate::fifo4::Fifo4;
 use crate::wire::KV_MAX_RECORDS;
 
 /// Beats of the frame buffer.
 pub const BUF_BEATS: usize = 256;
 /// Closed frames the descriptor queue holds.
-pub const DESCRIPTORS: usize = 4;
+pub const DESCRIPTORS: usize = crate::fifo4::DEPTH;
 
 crate::ports! {
     /// Inputs of the record packer.
@@ -207,10 +208,9 @@ pub struct RecPackModel {
     wr: u8,
     rd: u8,
     lw: Option<u8>,
-    desc: [Desc; DESCRIPTORS],
-    d_rd: usize,
-    d_wr: usize,
-    d_count: usize,
+    /// The descriptor queue: `Fifo4`s pushed and popped together in the
+    /// RTL, whose stale head `h_app` and `h_blen` show.
+    desc: Fifo4<Desc>,
     seq: u32,
     cur_seq: u32,
     presented: bool,
@@ -245,10 +245,7 @@ impl RecPackModel {
             wr: 0,
             rd: 0,
             lw: None,
-            desc: [Desc::default(); DESCRIPTORS],
-            d_rd: 0,
-            d_wr: 0,
-            d_count: 0,
+            desc: Fifo4::default(),
             seq: 0,
             cur_seq: 0,
             presented: false,
@@ -273,7 +270,7 @@ impl RecPackModel {
         let t = if fits { rem as u16 } else { room_left & 0xf };
         let ot = (o as u16 + t) & 0xf;
         let beat_full = ot >= 8;
-        let desc_room = self.d_count < DESCRIPTORS;
+        let desc_room = self.desc.count() < DESCRIPTORS;
         let buf_room = self.wr.wrapping_add(1) != self.rd;
         let wait = i.wait_cycles & 0xf_ffff;
 
@@ -310,8 +307,8 @@ impl RecPackModel {
         let nxt: [u64; 8] = std::array::from_fn(|j| if j as u16 + 8 < ot { rot[j] } else { 0 });
         let write = close && o != 0 || take && beat_full;
 
-        let head = self.desc[self.d_rd];
-        let hv = self.d_count != 0;
+        let head = *self.desc.head();
+        let hv = self.desc.count() != 0;
         let m_tvalid = hv && self.rd != head.end && self.lw != Some(self.rd);
         let pop = m_tvalid && i.m_tready;
         let rd_next = if pop {
@@ -344,11 +341,11 @@ impl RecPackModel {
     }
 
     fn outputs(&self, s: &Step) -> RecPackOut {
-        let head = self.desc[self.d_rd];
+        let head = *self.desc.head();
         RecPackOut {
             s_tready: s.s_tready,
             seq: self.seq,
-            h_valid: self.d_count != 0,
+            h_valid: self.desc.count() != 0,
             h_app: header(
                 head.n,
                 head.fl & 1 != 0,
@@ -378,7 +375,7 @@ impl Dut for RecPackModel {
         let i = self.inputs.clone();
         let s = self.step();
         let open = self.n != 0;
-        let hv = self.d_count != 0;
+        let hv = self.desc.count() != 0;
 
         // The RAMs read before this edge's write.
         self.out = self.buf[s.rd_next as usize];
@@ -393,18 +390,18 @@ impl Dut for RecPackModel {
         if self.age != 0xf_ffff {
             self.age += 1;
         }
+        let closed = s.close.then(|| Desc {
+            n: self.n,
+            fl: if s.fin {
+                3
+            } else {
+                (self.flush || !open) as u8
+            },
+            end: self.wr,
+            job: i.job,
+        });
+        self.desc.edge(closed, s.accept);
         if s.close {
-            self.desc[self.d_wr] = Desc {
-                n: self.n,
-                fl: if s.fin {
-                    3
-                } else {
-                    (self.flush || !open) as u8
-                },
-                end: self.wr,
-                job: i.job,
-            };
-            self.d_wr = (self.d_wr + 1) % DESCRIPTORS;
             self.n = 0;
             self.part = [0; 8];
         }
@@ -420,14 +417,6 @@ impl Dut for RecPackModel {
             } else {
                 (self.skip + s.t as u8) & 7
             };
-        }
-        if s.accept {
-            self.d_rd = (self.d_rd + 1) % DESCRIPTORS;
-        }
-        match (s.close, s.accept) {
-            (true, false) => self.d_count += 1,
-            (false, true) => self.d_count -= 1,
-            _ => {}
         }
 
         self.cur_seq = s.h_seq;

@@ -147,7 +147,7 @@ fn keyed(src: &ModelSource, opts: &BuildOptions) -> Result<Keyed, VerilatorError
     let tc = cached_toolchain(Some(&cache.join("verilator")))?;
     let mk = MkFlags::read(&tc.root);
     let wrapper = cppgen::wrapper(&layout, opts.trace);
-    let vflags = verilate_flags(&layout.top, opts.trace);
+    let vflags = verilate_flags(&layout.top, opts.trace, src.split);
     let cflags = cxx_flags(tc, &mk, opts.trace);
     let vdir = cache.join("verilator").join(path_safe(&tc.version));
     // The model's cache directory when its evaluation is compiled at `opt`.
@@ -627,16 +627,16 @@ const RT_OPT: &str = "-Os";
 /// block RAM without an INIT and as rust-hdl's simulator does; `fast`
 /// leaves them as whatever the heap held, which neither does.
 ///
-/// Two of Verilator's own optimisations are off, each measured on
-/// `weft_top` under `weft bench sim`'s traffic (profile-guided build, runs
-/// taking turns): `-fno-split` (its splitting of always blocks; the
-/// Verilog it is given already has one block per signal,
-/// `weft_hdl::comb_split`) and `-fno-dfg` (its data-flow-graph rewrites).
-/// Each model runs a few more instructions a step, but the two together
-/// ran it about 1.2x as fast (0.79 M to 0.96 M cycles/s on a Zen 5 core).
+/// For Verilog with one combinational block per signal
+/// ([`ModelSource::split`]) two of Verilator's own optimisations are off:
+/// `-fno-split` (its splitting of always blocks, which that Verilog does
+/// not need) and `-fno-dfg` (its data-flow-graph rewrites). The model runs
+/// a few more instructions a step but faster: on `weft_top` under `weft
+/// bench sim`'s traffic (profile-guided builds, runs alternating, two
+/// builds each) 0.93 M cycles/s against 0.86 M with Verilator's defaults.
 /// `WEFT_VERILATOR_FLAGS` adds flags of one's own (whitespace- or
 /// comma-separated; part of the cache key), for such experiments.
-fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
+fn verilate_flags(top: &str, trace: bool, split: bool) -> Vec<String> {
     let mut f: Vec<String> = [
         "--cc",
         "-O3",
@@ -649,8 +649,6 @@ fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
         "--top-module",
         top,
         "-Wno-fatal",
-        "-fno-split",
-        "-fno-dfg",
         "--Mdir",
         "obj",
     ]
@@ -659,6 +657,9 @@ fn verilate_flags(top: &str, trace: bool) -> Vec<String> {
     .collect();
     if trace {
         f.push("--trace".into());
+    }
+    if split {
+        f.extend(["-fno-split".into(), "-fno-dfg".into()]);
     }
     f.extend(extra_flags("WEFT_VERILATOR_FLAGS"));
     f
@@ -678,11 +679,8 @@ fn extra_flags(var: &str) -> Vec<String> {
 }
 
 /// Flags for every C++ compile (model and runtime), after Verilator's
-/// `verilated.mk`. `-fcf-protection=none`: Debian's gcc marks every
-/// branch target for Intel CET by default, which a model loaded into a
-/// simulator does not need; without the marks `weft_top` ran about 3-7%
-/// faster (`weft bench sim`). `WEFT_CXXFLAGS` adds flags of one's own
-/// (part of the cache key).
+/// `verilated.mk` (whose flags already include `-fcf-protection=none`).
+/// `WEFT_CXXFLAGS` adds flags of one's own (part of the cache key).
 fn cxx_flags(tc: &Toolchain, mk: &MkFlags, trace: bool) -> Vec<String> {
     let inc = tc.root.join("include");
     let t = u8::from(trace);
@@ -702,10 +700,6 @@ fn cxx_flags(tc: &Toolchain, mk: &MkFlags, trace: bool) -> Vec<String> {
         // own copy of the runtime.
         "-fvisibility=hidden".into(),
     ];
-    // The marks exist on x86 only (other targets refuse the flag).
-    if cfg!(target_arch = "x86_64") {
-        f.push("-fcf-protection=none".into());
-    }
     f.extend(mk.cxxflags.iter().cloned());
     if debuginfo() {
         f.push("-g".into());

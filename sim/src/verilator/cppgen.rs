@@ -790,6 +790,7 @@ mod tests {
             top: "top".into(),
             ports,
             clocks: clock.into_iter().map(String::from).collect(),
+            split: true,
         };
         assert!(layout(&src(vec![PortSpec::input("a b", 1)], None)).is_err());
         assert!(layout(&src(vec![PortSpec::input("a", 0)], None)).is_err());
@@ -819,6 +820,7 @@ mod tests {
                 PortSpec::input("a", 3),
             ],
             clocks: clocks.iter().map(|c| c.to_string()).collect(),
+            split: true,
         };
         assert!(layout(&two(&["wclk", "wclk"])).is_err());
         assert!(layout(&two(&["wclk", "a"])).is_err());

@@ -144,6 +144,13 @@ pub struct ModelSource {
     /// bit order of [`Model::step`]'s mask, raised by [`Model::tick`] and
     /// [`Model::step`] and excluded from the packed inputs. At most 32.
     pub clocks: Vec<String>,
+    /// The Verilog has one combinational block per signal
+    /// (`weft_hdl::comb_split`, as every tool is given it): Verilator's own
+    /// splitting of always blocks and its data-flow-graph rewrites are then
+    /// turned off (`-fno-split -fno-dfg`), which made the top faster.
+    /// `false` keeps Verilator's defaults, which Verilog with one block per
+    /// module (rust-hdl's own) needs to break its false loops.
+    pub split: bool,
 }
 
 /// How the model's evaluation code is compiled.

@@ -33,8 +33,9 @@
 //! Outputs leave through two 4-entry FIFOs, records and acks. A beat is
 //! taken only while each holds at most 2 entries (`room`): its spill beat
 //! lands one cycle later, after at most one more push, so neither ever
-//! overflows. Their outputs show the entry at the read pointer even when
-//! empty (what was last popped; zeros from power-on), as `Fifo4` does.
+//! overflows. Their outputs show the head even when empty (entry 0 as the
+//! last pop left it; zeros from power-on), as `Fifo4` does
+//! ([`crate::fifo4`]).
 //!
 //! **Flush** (`CMD.FLUSH` sets `flush_pending`): the packet in progress may
 //! finish, then input is held off (`s_tready` low while `flush_pending`
@@ -59,58 +60,16 @@ use super::packet::{self, Ack, AckStatus, Header, RecordKind};
 use super::ports::{InView, KvPorts, OutView};
 use super::{slot_of, Config, SENDERS};
 use crate::dut::Dut;
+use crate::fifo4::Fifo4;
 use crate::ports::PortSet;
 use std::marker::PhantomData;
 
 /// Entries of each output FIFO.
-pub const FIFO_DEPTH: usize = 4;
+pub const FIFO_DEPTH: usize = crate::fifo4::DEPTH;
 /// A beat is taken (and a flush row read) only with at most this many
 /// entries in each FIFO: its output lands one cycle later, after at most
 /// one more push.
 pub const FIFO_ROOM: usize = FIFO_DEPTH - 2;
-
-/// A 4-entry FIFO as the RTL's `Fifo4` builds it.
-#[derive(Clone, Debug)]
-struct Fifo4<T> {
-    mem: [T; FIFO_DEPTH],
-    rd: usize,
-    wr: usize,
-    /// Entries held; 3 bits wide in the RTL.
-    count: usize,
-}
-
-impl<T: Clone> Fifo4<T> {
-    fn new(fill: T) -> Self {
-        Self {
-            mem: std::array::from_fn(|_| fill.clone()),
-            rd: 0,
-            wr: 0,
-            count: 0,
-        }
-    }
-
-    /// The entry at the read pointer, shown on the outputs even when empty.
-    fn head(&self) -> &T {
-        &self.mem[self.rd]
-    }
-
-    fn edge(&mut self, push: Option<T>, pop: bool) {
-        let pushed = push.is_some();
-        if let Some(v) = push {
-            self.mem[self.wr] = v;
-            self.wr = (self.wr + 1) % FIFO_DEPTH;
-        }
-        if pop {
-            self.rd = (self.rd + 1) % FIFO_DEPTH;
-        }
-        // Wrapping as the RTL's 3-bit count does; `room` keeps it in 0..=4.
-        match (pushed, pop) {
-            (true, false) => self.count = (self.count + 1) % 8,
-            (false, true) => self.count = (self.count + 7) % 8,
-            _ => {}
-        }
-    }
-}
 
 /// One record beat in the FIFO.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -237,7 +196,7 @@ impl<P: KvPorts> KvCycle<P> {
     }
 
     fn room(&self) -> bool {
-        self.f_rec.count <= FIFO_ROOM && self.f_ack.count <= FIFO_ROOM
+        self.f_rec.count() <= FIFO_ROOM && self.f_ack.count() <= FIFO_ROOM
     }
 
     fn busy(&self) -> bool {
@@ -293,7 +252,7 @@ impl<P: KvPorts> Dut for KvCycle<P> {
             m_tdata[2 * lane] = rec.key[lane];
             m_tdata[2 * lane + 1] = rec.acc[lane];
         }
-        let m_tvalid = self.f_rec.count != 0;
+        let m_tvalid = self.f_rec.count() != 0;
         let status = self.flush_pending || self.busy();
         let o = OutView {
             s_tready: self.room() && !self.busy() && (self.in_pkt || !self.flush_pending),
@@ -305,7 +264,7 @@ impl<P: KvPorts> Dut for KvCycle<P> {
             a_tdata: ack.data,
             a_tret: ack.ret,
             a_tjob: ack.job,
-            a_tvalid: self.f_ack.count != 0,
+            a_tvalid: self.f_ack.count() != 0,
             job_out: self.regs.job,
             eng_rdata: if i.eng_re {
                 self.regs
@@ -648,7 +607,7 @@ mod tests {
             let o = dut.eval(&i);
             d.observe(&i, &o);
             dut.tick();
-            assert!(dut.f_rec.count <= FIFO_DEPTH && dut.f_ack.count <= FIFO_DEPTH);
+            assert!(dut.f_rec.count() <= FIFO_DEPTH && dut.f_ack.count() <= FIFO_DEPTH);
         }
         // Spill, Flush and FlushDone records; New and Duplicate acks; nothing else.
         assert!(

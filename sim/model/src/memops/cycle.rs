@@ -100,6 +100,7 @@ use super::model::{decide, Marks};
 use super::program::{Range, Stage};
 use super::{Op, Request, Status, PORTS, RANGES, STAGES, TAGS};
 use crate::dut::Dut;
+use crate::fifo4::Fifo4;
 use weft_regs::memops as regs;
 
 /// Program words a stage keeps: control, match range, remap offset and
@@ -108,7 +109,7 @@ pub const STAGE_WORDS_KEPT: usize = 11;
 /// Program words a protection entry keeps: range and permissions.
 pub const ENTRY_WORDS_KEPT: usize = 5;
 /// Entries of the local completion FIFO `lf`.
-pub const LF_DEPTH: usize = 4;
+pub const LF_DEPTH: usize = crate::fifo4::DEPTH;
 /// Global counters, after the stage counters in `TEL_SEL` order.
 pub const GLOBAL_COUNTERS: usize = 6;
 
@@ -217,35 +218,6 @@ impl StageRegs {
     }
 }
 
-/// The local completion FIFO (`lf_dst`, `lf_tag`, `lf_status`: three
-/// `Fifo4`s pushed and popped together), memory and pointers as built, so
-/// its stale head is what the RTL shows too.
-#[derive(Copy, Clone, Debug, Default)]
-struct Lf {
-    mem: [(u8, u8, u8); LF_DEPTH],
-    rd: usize,
-    wr: usize,
-    n: usize,
-}
-
-impl Lf {
-    fn head(&self) -> (u8, u8, u8) {
-        self.mem[self.rd]
-    }
-
-    fn step(&mut self, push: Option<(u8, u8, u8)>, pop: bool) {
-        if let Some(e) = push {
-            self.mem[self.wr] = e;
-            self.wr = (self.wr + 1) % LF_DEPTH;
-            self.n += 1;
-        }
-        if pop {
-            self.rd = (self.rd + 1) % LF_DEPTH;
-            self.n -= 1;
-        }
-    }
-}
-
 /// What the last stage's request comes to this cycle (combinational).
 #[derive(Copy, Clone, Debug)]
 struct Decision {
@@ -279,7 +251,10 @@ pub struct MemopsCycle {
     tag_v: [bool; TAGS],
     tag_src: [u8; TAGS],
     tag_tag: [u8; TAGS],
-    lf: Lf,
+    /// The local completion FIFO (`lf_dst`, `lf_tag`, `lf_status`: three
+    /// `Fifo4`s pushed and popped together), as built, so its stale head
+    /// is what the RTL shows too.
+    lf: Fifo4<(u8, u8, u8)>,
     mir_q: bool,
     /// `mir_*_q`: the header fields of the mirror register.
     mir: Txn,
@@ -310,7 +285,7 @@ impl MemopsCycle {
             tag_v: [false; TAGS],
             tag_src: [0; TAGS],
             tag_tag: [0; TAGS],
-            lf: Lf::default(),
+            lf: Fifo4::default(),
             mir_q: false,
             mir: Txn::default(),
             last_in: MemIn::default(),
@@ -342,7 +317,7 @@ impl MemopsCycle {
         let dst_ready = i.out_ready >> fin.dst() & 1 != 0;
         let en = !fin.v
             || (issue && dst_ready && free_idx.is_some())
-            || (local.is_some() && self.lf.n != LF_DEPTH);
+            || (local.is_some() && self.lf.count() != LF_DEPTH);
         Decision {
             fin,
             issue,
@@ -431,7 +406,7 @@ impl Dut for MemopsCycle {
             let data = i.cin_dl as u64 | (i.cin_dh as u64) << 32;
             (self.tag_src[t], self.tag_tag[t], i.cin_status, data)
         } else {
-            let (dst, tag, status) = self.lf.head();
+            let (dst, tag, status) = *self.lf.head();
             (dst, tag, status, 0)
         };
         let o = MemOut {
@@ -446,7 +421,7 @@ impl Dut for MemopsCycle {
             out_dl: f.data as u32,
             out_dh: (f.data >> 32) as u32,
             cin_ready: i.cout_ready,
-            cout_valid: i.cin_valid || self.lf.n != 0,
+            cout_valid: i.cin_valid || self.lf.count() != 0,
             cout_dst,
             cout_tag,
             cout_status,
@@ -507,13 +482,13 @@ impl Dut for MemopsCycle {
 
         // Completions to requesters: a destination's first, freeing its tag
         // (after an issue to the same tag, so it stays free).
-        let cout_valid = i.cin_valid || self.lf.n != 0;
+        let cout_valid = i.cin_valid || self.lf.count() != 0;
         if i.cin_valid && i.cout_ready {
             self.tag_v[i.cin_stag as usize] = false;
         }
         let pop = !i.cin_valid && cout_valid && i.cout_ready;
         let push = local.map(|status| (f.src, f.tag, status as u8));
-        self.lf.step(push, pop);
+        self.lf.edge(push, pop);
 
         // The pipeline, last stage first so each sees its predecessor's
         // register as it was; stages count what they pass on.
