@@ -390,7 +390,7 @@ impl Dut for RecPackModel {
         if self.age != 0xf_ffff {
             self.age += 1;
         }
-        let closed = s.close.then(|| Desc {
+        let closed = s.close.then_some(Desc {
             n: self.n,
             fl: if s.fin {
                 3
