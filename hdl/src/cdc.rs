@@ -1,5 +1,6 @@
-//! Clock-domain crossing: synchronisers, a dual-clock FIFO and the
-//! AXI4-Lite crossing between the OpenNIC box's two clocks.
+//! Clock-domain crossing: synchronisers, a dual-clock FIFO, a one-word
+//! two-phase handshake and the AXI4-Lite crossing between the OpenNIC
+//! box's two clocks.
 //!
 //! Behaviour is specified by `weft_model::cdc` (read that first): the
 //! models there are exact to the simulation step, synchroniser latency
@@ -11,7 +12,9 @@
 //!   which changes one bit per source edge, so a sample caught mid-change is
 //!   the old or the new count, never a third value;
 //! - data words cross through storage whose entry is written at least two
-//!   destination edges before the destination may read it ([`AsyncFifo`]).
+//!   destination edges before the destination may read it ([`AsyncFifo`],
+//!   [`Cdc2Phase`]), and that does not change while the destination may
+//!   read it.
 //!
 //! The clock ports are named after their domain (`wr_clock`/`rd_clock`,
 //! `s_aclk`/`m_aclk`), and every flip-flop takes one of them directly
@@ -315,6 +318,90 @@ impl<D: Synth, const N: usize, const P: usize> Logic for AsyncFifo<D, N, P> {
     }
 }
 
+/// A one-word crossing by a two-phase handshake.
+///
+/// Source side on `src_clock`: `src_ready` while no word is in flight; a
+/// `src_valid` then stores `src_data` and toggles the request. Destination
+/// side on `dst_clock`: the request crosses through a [`SyncBit`], and
+/// `dst_valid` is high from the second destination edge after the toggle
+/// until `dst_ready` takes the word (which toggles the acknowledgement);
+/// `dst_data` is the stored word, which holds from two destination edges
+/// before `dst_valid` rises until the acknowledgement is back. The
+/// acknowledgement crosses back through a [`SyncBit`], and `src_ready`
+/// rises again two source edges after it toggles.
+#[derive(LogicBlock)]
+pub struct Cdc2Phase<D: Synth> {
+    /// Source clock.
+    pub src_clock: Signal<In, Clock>,
+    /// Source side: a word to send.
+    pub src_valid: Signal<In, Bit>,
+    /// Source side: the word.
+    pub src_data: Signal<In, D>,
+    /// Source side: no word in flight.
+    pub src_ready: Signal<Out, Bit>,
+    /// Destination clock.
+    pub dst_clock: Signal<In, Clock>,
+    /// Destination side: a word is offered.
+    pub dst_valid: Signal<Out, Bit>,
+    /// Destination side: the word.
+    pub dst_data: Signal<Out, D>,
+    /// Destination side: take the word.
+    pub dst_ready: Signal<In, Bit>,
+    data: DFF<D>,
+    req: DFF<Bit>,
+    ack: DFF<Bit>,
+    req_sync: SyncBit,
+    ack_sync: SyncBit,
+    idle: Signal<Local, Bit>,
+    offered: Signal<Local, Bit>,
+}
+
+impl<D: Synth> Default for Cdc2Phase<D> {
+    fn default() -> Self {
+        Self {
+            src_clock: Default::default(),
+            src_valid: Default::default(),
+            src_data: Default::default(),
+            src_ready: Default::default(),
+            dst_clock: Default::default(),
+            dst_valid: Default::default(),
+            dst_data: Default::default(),
+            dst_ready: Default::default(),
+            data: Default::default(),
+            req: Default::default(),
+            ack: Default::default(),
+            req_sync: Default::default(),
+            ack_sync: Default::default(),
+            idle: Default::default(),
+            offered: Default::default(),
+        }
+    }
+}
+
+impl<D: Synth> Logic for Cdc2Phase<D> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, src_clock, data, req);
+        dff_setup!(self, dst_clock, ack);
+        self.req_sync.clock.next = self.dst_clock.val();
+        self.req_sync.sig_in.next = self.req.q.val();
+        self.ack_sync.clock.next = self.src_clock.val();
+        self.ack_sync.sig_in.next = self.ack.q.val();
+        self.idle.next = self.req.q.val() == self.ack_sync.sig_out.val();
+        self.src_ready.next = self.idle.val();
+        if self.idle.val() & self.src_valid.val() {
+            self.data.d.next = self.src_data.val();
+            self.req.d.next = !self.req.q.val();
+        }
+        self.offered.next = self.req_sync.sig_out.val() != self.ack.q.val();
+        self.dst_valid.next = self.offered.val();
+        self.dst_data.next = self.data.q.val();
+        if self.offered.val() & self.dst_ready.val() {
+            self.ack.d.next = !self.ack.q.val();
+        }
+    }
+}
+
 /// `{hi, lo}`: two values side by side in one `N`-bit word (`N = A + B`),
 /// `lo` in the low `A` bits. A block of its own because rust-hdl's
 /// `bit_cast` emits a widening as `x & N'hmask`, which Verilog reads as a
@@ -345,20 +432,21 @@ impl<const N: usize, const A: usize, const B: usize> Logic for Join<N, A, B> {
     }
 }
 
-/// Entries per channel FIFO of [`AxilCdc`]: four in flight per channel is
-/// more than a register master keeps outstanding.
-pub const AXIL_CDC_DEPTH: usize = 4;
-const AXIL_CDC_PTR: usize = 3;
 /// Byte-address width of [`AxilCdc`]'s ports (that of the CSR block).
 pub const AXIL_ADDR_BITS: usize = crate::csr::ADDR_BITS;
 
 /// The AXI4-Lite crossing: a slave port on `s_aclk` (the shell's
 /// `axil_aclk`) and a master port on `m_aclk` (`axis_aclk`), one
-/// [`AsyncFifo`] per channel (AW, W, AR forward; B, R back). READY towards a
-/// channel's source is "not full", VALID towards its sink "not empty", the
-/// payload the FIFO's head, so VALID never depends on READY and payloads
-/// hold until taken. See `weft_model::cdc::axil` for why the register path
-/// crosses here and not at the engine register port.
+/// [`Cdc2Phase`] per channel (AW, W, AR forward; B, R back). READY towards
+/// a channel's source is "no word in flight", VALID towards its sink "a
+/// word offered", the payload that word, so VALID never depends on READY
+/// and payloads hold until taken. One word per channel rather than an
+/// [`AsyncFifo`]: a register master keeps one transaction in flight, and
+/// an idle handshake costs a simulator two comparisons a cycle where five
+/// FIFOs' Gray pointers cost it a good deal more (the top's Verilated
+/// model spent about 7% of its time in them). See `weft_model::cdc::axil`
+/// for why the register path crosses here and not at the engine register
+/// port.
 #[derive(LogicBlock)]
 pub struct AxilCdc {
     /// The slave port's clock (`axil_aclk`).
@@ -435,11 +523,11 @@ pub struct AxilCdc {
     /// Master port: RREADY.
     pub m_axil_rready: Signal<Out, Bit>,
 
-    aw: AsyncFifo<Bits<AXIL_ADDR_BITS>, AXIL_CDC_DEPTH, AXIL_CDC_PTR>,
-    w: AsyncFifo<Bits<36>, AXIL_CDC_DEPTH, AXIL_CDC_PTR>,
-    b: AsyncFifo<Bits<2>, AXIL_CDC_DEPTH, AXIL_CDC_PTR>,
-    ar: AsyncFifo<Bits<AXIL_ADDR_BITS>, AXIL_CDC_DEPTH, AXIL_CDC_PTR>,
-    r: AsyncFifo<Bits<34>, AXIL_CDC_DEPTH, AXIL_CDC_PTR>,
+    aw: Cdc2Phase<Bits<AXIL_ADDR_BITS>>,
+    w: Cdc2Phase<Bits<36>>,
+    b: Cdc2Phase<Bits<2>>,
+    ar: Cdc2Phase<Bits<AXIL_ADDR_BITS>>,
+    r: Cdc2Phase<Bits<34>>,
     w_join: Join<36, 32, 4>,
     r_join: Join<34, 32, 2>,
 }
@@ -484,11 +572,11 @@ impl AxilCdc {
             m_axil_rresp: Default::default(),
             m_axil_rvalid: Default::default(),
             m_axil_rready: Default::default(),
-            aw: AsyncFifo::new(),
-            w: AsyncFifo::new(),
-            b: AsyncFifo::new(),
-            ar: AsyncFifo::new(),
-            r: AsyncFifo::new(),
+            aw: Default::default(),
+            w: Default::default(),
+            b: Default::default(),
+            ar: Default::default(),
+            r: Default::default(),
             w_join: Default::default(),
             r_join: Default::default(),
         }
@@ -504,66 +592,59 @@ impl Default for AxilCdc {
 impl Logic for AxilCdc {
     #[hdl_gen]
     fn update(&mut self) {
-        // Requests: written on the slave port's clock, read on the master's.
-        self.aw.wr_clock.next = self.s_aclk.val();
-        self.aw.rd_clock.next = self.m_aclk.val();
-        self.w.wr_clock.next = self.s_aclk.val();
-        self.w.rd_clock.next = self.m_aclk.val();
-        self.ar.wr_clock.next = self.s_aclk.val();
-        self.ar.rd_clock.next = self.m_aclk.val();
+        // Requests: from the slave port's clock to the master's.
+        self.aw.src_clock.next = self.s_aclk.val();
+        self.aw.dst_clock.next = self.m_aclk.val();
+        self.w.src_clock.next = self.s_aclk.val();
+        self.w.dst_clock.next = self.m_aclk.val();
+        self.ar.src_clock.next = self.s_aclk.val();
+        self.ar.dst_clock.next = self.m_aclk.val();
         // Responses: the other way.
-        self.b.wr_clock.next = self.m_aclk.val();
-        self.b.rd_clock.next = self.s_aclk.val();
-        self.r.wr_clock.next = self.m_aclk.val();
-        self.r.rd_clock.next = self.s_aclk.val();
-        // No reset: AXI4-Lite has no way to abandon a transaction, so the
-        // crossing is cleared only at power-on, with the shell.
-        self.aw.reset.next = false;
-        self.w.reset.next = false;
-        self.b.reset.next = false;
-        self.ar.reset.next = false;
-        self.r.reset.next = false;
+        self.b.src_clock.next = self.m_aclk.val();
+        self.b.dst_clock.next = self.s_aclk.val();
+        self.r.src_clock.next = self.m_aclk.val();
+        self.r.dst_clock.next = self.s_aclk.val();
 
-        self.aw.push.next = self.s_axil_awvalid.val();
-        self.aw.data_in.next = self.s_axil_awaddr.val();
-        self.s_axil_awready.next = !self.aw.full.val();
-        self.m_axil_awvalid.next = !self.aw.empty.val();
-        self.m_axil_awaddr.next = self.aw.data_out.val();
-        self.aw.pop.next = self.m_axil_awready.val();
+        self.aw.src_valid.next = self.s_axil_awvalid.val();
+        self.aw.src_data.next = self.s_axil_awaddr.val();
+        self.s_axil_awready.next = self.aw.src_ready.val();
+        self.m_axil_awvalid.next = self.aw.dst_valid.val();
+        self.m_axil_awaddr.next = self.aw.dst_data.val();
+        self.aw.dst_ready.next = self.m_axil_awready.val();
 
         self.w_join.lo.next = self.s_axil_wdata.val();
         self.w_join.hi.next = self.s_axil_wstrb.val();
-        self.w.push.next = self.s_axil_wvalid.val();
-        self.w.data_in.next = self.w_join.joined.val();
-        self.s_axil_wready.next = !self.w.full.val();
-        self.m_axil_wvalid.next = !self.w.empty.val();
-        self.m_axil_wdata.next = self.w.data_out.val().get_bits::<32>(0);
-        self.m_axil_wstrb.next = self.w.data_out.val().get_bits::<4>(32);
-        self.w.pop.next = self.m_axil_wready.val();
+        self.w.src_valid.next = self.s_axil_wvalid.val();
+        self.w.src_data.next = self.w_join.joined.val();
+        self.s_axil_wready.next = self.w.src_ready.val();
+        self.m_axil_wvalid.next = self.w.dst_valid.val();
+        self.m_axil_wdata.next = self.w.dst_data.val().get_bits::<32>(0);
+        self.m_axil_wstrb.next = self.w.dst_data.val().get_bits::<4>(32);
+        self.w.dst_ready.next = self.m_axil_wready.val();
 
-        self.ar.push.next = self.s_axil_arvalid.val();
-        self.ar.data_in.next = self.s_axil_araddr.val();
-        self.s_axil_arready.next = !self.ar.full.val();
-        self.m_axil_arvalid.next = !self.ar.empty.val();
-        self.m_axil_araddr.next = self.ar.data_out.val();
-        self.ar.pop.next = self.m_axil_arready.val();
+        self.ar.src_valid.next = self.s_axil_arvalid.val();
+        self.ar.src_data.next = self.s_axil_araddr.val();
+        self.s_axil_arready.next = self.ar.src_ready.val();
+        self.m_axil_arvalid.next = self.ar.dst_valid.val();
+        self.m_axil_araddr.next = self.ar.dst_data.val();
+        self.ar.dst_ready.next = self.m_axil_arready.val();
 
-        self.b.push.next = self.m_axil_bvalid.val();
-        self.b.data_in.next = self.m_axil_bresp.val();
-        self.m_axil_bready.next = !self.b.full.val();
-        self.s_axil_bvalid.next = !self.b.empty.val();
-        self.s_axil_bresp.next = self.b.data_out.val();
-        self.b.pop.next = self.s_axil_bready.val();
+        self.b.src_valid.next = self.m_axil_bvalid.val();
+        self.b.src_data.next = self.m_axil_bresp.val();
+        self.m_axil_bready.next = self.b.src_ready.val();
+        self.s_axil_bvalid.next = self.b.dst_valid.val();
+        self.s_axil_bresp.next = self.b.dst_data.val();
+        self.b.dst_ready.next = self.s_axil_bready.val();
 
         self.r_join.lo.next = self.m_axil_rdata.val();
         self.r_join.hi.next = self.m_axil_rresp.val();
-        self.r.push.next = self.m_axil_rvalid.val();
-        self.r.data_in.next = self.r_join.joined.val();
-        self.m_axil_rready.next = !self.r.full.val();
-        self.s_axil_rvalid.next = !self.r.empty.val();
-        self.s_axil_rdata.next = self.r.data_out.val().get_bits::<32>(0);
-        self.s_axil_rresp.next = self.r.data_out.val().get_bits::<2>(32);
-        self.r.pop.next = self.s_axil_rready.val();
+        self.r.src_valid.next = self.m_axil_rvalid.val();
+        self.r.src_data.next = self.r_join.joined.val();
+        self.m_axil_rready.next = self.r.src_ready.val();
+        self.s_axil_rvalid.next = self.r.dst_valid.val();
+        self.s_axil_rdata.next = self.r.dst_data.val().get_bits::<32>(0);
+        self.s_axil_rresp.next = self.r.dst_data.val().get_bits::<2>(32);
+        self.r.dst_ready.next = self.s_axil_rready.val();
     }
 }
 

@@ -179,6 +179,13 @@ pub fn async_fifo<const W: usize, const N: usize, const P: usize>(
     uut
 }
 
+/// A connected two-phase handshake crossing of one `W`-bit word.
+pub fn cdc_2phase<const W: usize>() -> crate::cdc::Cdc2Phase<Bits<W>> {
+    let mut uut = crate::cdc::Cdc2Phase::<Bits<W>>::default();
+    uut.connect_all();
+    uut
+}
+
 /// A connected AXI4-Lite clock-domain crossing.
 pub fn axil_cdc() -> crate::cdc::AxilCdc {
     let mut uut = crate::cdc::AxilCdc::new();
@@ -223,6 +230,11 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
             // The crossing's FIFO at a typical size: 16 words of 32 bits.
             name: "async_fifo",
             verilog: verilog_of(&async_fifo::<32, 16, 5>(), &module_name("async_fifo")),
+        },
+        Emitted {
+            // As one AXI4-Lite read channel word: data and response.
+            name: "cdc_2phase",
+            verilog: verilog_of(&cdc_2phase::<34>(), &module_name("cdc_2phase")),
         },
         Emitted {
             name: "axil_cdc",

@@ -1,9 +1,10 @@
 //! Port glue between weft-hdl's clock-domain crossing blocks and
 //! weft-model's port structs (`weft_model::cdc`), with their clock lists.
 
-use weft_hdl::cdc::{AsyncFifo, AxilCdc, SyncBit};
+use weft_hdl::cdc::{AsyncFifo, AxilCdc, Cdc2Phase, SyncBit};
 use weft_model::cdc::axil::{AxilCdcIn, AxilCdcOut};
 use weft_model::cdc::fifo::{FifoIn, FifoOut};
+use weft_model::cdc::two_phase::{TwoPhaseIn, TwoPhaseOut};
 use weft_model::cdc::{SyncBitIn, SyncBitOut};
 
 crate::hdl_ports!(SyncBit, SyncBitIn { sig_in }, SyncBitOut { sig_out });
@@ -26,6 +27,16 @@ macro_rules! fifo_glue {
 }
 
 fifo_glue!(Fifo4, Fifo16);
+
+/// The two-phase crossing the witness tests run: one 16-bit word.
+pub type TwoPhase16 = Cdc2Phase<rust_hdl::prelude::Bits<16>>;
+
+crate::hdl_ports!(
+    TwoPhase16,
+    clocks [src_clock, dst_clock],
+    TwoPhaseIn { src_valid, src_data, dst_ready },
+    TwoPhaseOut { src_ready, dst_valid, dst_data }
+);
 
 crate::hdl_ports!(
     AxilCdc,

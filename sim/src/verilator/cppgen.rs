@@ -456,7 +456,11 @@ inline void weft_one_step(WeftModel* m, uint32_t rising) {{
     {{
 {rise}    }}
     weft_restore_triggers(m);
+#if WEFT_DIRECT_EVAL
+    Vtop___024root___eval(m->top->rootp);
+#else
     m->top->eval();
+#endif
     weft_at(m, rise);
     m->high = rising;
     m->next_rise = rise + 10;

@@ -512,6 +512,19 @@ pub(crate) fn triggers_header(root_header: &str, cpp: &[String]) -> String {
         String::new()
     };
     let _ = writeln!(h, "#define WEFT_TRIGGERS(X){list}");
+    // The root's evaluation, callable without the wrapper's `eval()`
+    // around it (whose per-call work, a thread-local task id and the
+    // end-of-evaluation message queue, a single-threaded model without
+    // `$display` does not need once it has been initialised).
+    const ROOT_EVAL: &str = "void Vtop___024root___eval(Vtop___024root* vlSelf) {";
+    let direct = ok && cpp.iter().any(|text| text.contains(ROOT_EVAL));
+    let _ = writeln!(h, "#define WEFT_DIRECT_EVAL {}", u8::from(direct));
+    if direct {
+        let _ = writeln!(
+            h,
+            "class Vtop___024root;\nvoid Vtop___024root___eval(Vtop___024root* vlSelf);"
+        );
+    }
     h
 }
 
@@ -608,6 +621,12 @@ mod tests {
         assert!(triggers_header(root, &[falling]).contains("#define WEFT_ONE_EVAL 0"));
         assert!(triggers_header("", &[rising.to_string()]).contains("#define WEFT_ONE_EVAL 0"));
         assert!(triggers_header(root, &[]).contains("#define WEFT_ONE_EVAL 0"));
+        // The root's evaluation is called directly only where it is found.
+        assert!(h.contains("#define WEFT_DIRECT_EVAL 0"), "{h}");
+        let eval = "void Vtop___024root___eval(Vtop___024root* vlSelf) {\n}\n";
+        let h = triggers_header(root, &[rising.to_string(), eval.to_string()]);
+        assert!(h.contains("#define WEFT_DIRECT_EVAL 1"), "{h}");
+        assert!(h.contains("void Vtop___024root___eval(Vtop___024root* vlSelf);"));
     }
 
     #[test]

@@ -14,18 +14,23 @@
 //!
 //! # Behaviour
 //!
-//! Each channel is a dual-clock FIFO of [`DEPTH`] entries
-//! ([`super::fifo`]), written by the channel's source and read by its sink:
+//! Each channel is a two-phase handshake crossing ([`super::two_phase`])
+//! holding one word, driven by the channel's source and taken by its sink:
 //! AW (address), W (data and strobes) and AR (address) from `s_aclk` to
 //! `m_aclk`; B (response) and R (data and response) back. A channel's READY
-//! towards its source is "FIFO not full", its VALID towards its sink is
-//! "FIFO not empty" with the head as payload, so VALID never waits for READY
-//! and payloads hold until taken (IHI 0022, A3.2.1). Requests and responses
-//! keep their order per channel; nothing is combined or reordered. A
-//! handshake's word appears on the other side after two edges of that side's
-//! clock (see [`super::fifo`]). The crossing has no reset of its own.
+//! towards its source is "no word in flight", its VALID towards its sink
+//! "a word offered" with that word as payload, so VALID never waits for
+//! READY and payloads hold until taken (IHI 0022, A3.2.1). Requests and
+//! responses keep their order per channel; nothing is combined or
+//! reordered. A handshake's word appears on the other side after two edges
+//! of that side's clock, and the channel takes the next word two edges of
+//! its source's clock after the sink took this one (see
+//! [`super::two_phase`]). One word in flight per channel is all a register
+//! master needs (weft's has one transaction in flight; the shell's
+//! AXI4-Lite master at most a few); a master that keeps more waits for
+//! READY. The crossing has no reset of its own.
 
-use super::fifo::{FifoCore, ReadSide, WriteSide};
+use super::two_phase::TwoPhaseCore;
 use crate::axil::{AxilMaster, Completion, MasterSignals, Op, SlaveSignals, Timing};
 use crate::clocks::Schedule;
 use crate::dut::{Driver, Dut};
@@ -36,8 +41,6 @@ use rand_chacha::ChaCha8Rng;
 pub const S_CLOCK: &str = "s_aclk";
 /// Name of the master side's clock (the engines' `axis_aclk`).
 pub const M_CLOCK: &str = "m_aclk";
-/// Entries per channel FIFO.
-pub const DEPTH: usize = 4;
 /// Byte-address width of both ports.
 pub const ADDR_BITS: usize = 16;
 
@@ -124,22 +127,22 @@ crate::ports! {
 /// The AXI4-Lite crossing as a [`Dut`], on a schedule naming [`S_CLOCK`]
 /// and [`M_CLOCK`].
 pub struct AxilCdcModel {
-    aw: FifoCore,
-    w: FifoCore,
-    b: FifoCore,
-    ar: FifoCore,
-    r: FifoCore,
+    aw: TwoPhaseCore,
+    w: TwoPhaseCore,
+    b: TwoPhaseCore,
+    ar: TwoPhaseCore,
+    r: TwoPhaseCore,
     schedule: Schedule,
     step: u64,
     inputs: AxilCdcIn,
 }
 
-/// WDATA and WSTRB as one FIFO word: strobes above the data.
+/// WDATA and WSTRB as one channel word: strobes above the data.
 fn w_word(data: u32, strb: u8) -> u64 {
     u64::from(data) | u64::from(strb & 0xf) << 32
 }
 
-/// RDATA and RRESP as one FIFO word: response above the data.
+/// RDATA and RRESP as one channel word: response above the data.
 fn r_word(data: u32, resp: u8) -> u64 {
     u64::from(data) | u64::from(resp & 3) << 32
 }
@@ -154,11 +157,11 @@ impl AxilCdcModel {
             panic!("AxilCdcModel: {e}");
         }
         Self {
-            aw: FifoCore::new(DEPTH, ADDR_BITS),
-            w: FifoCore::new(DEPTH, 36),
-            b: FifoCore::new(DEPTH, 2),
-            ar: FifoCore::new(DEPTH, ADDR_BITS),
-            r: FifoCore::new(DEPTH, 34),
+            aw: TwoPhaseCore::new(ADDR_BITS),
+            w: TwoPhaseCore::new(36),
+            b: TwoPhaseCore::new(2),
+            ar: TwoPhaseCore::new(ADDR_BITS),
+            r: TwoPhaseCore::new(34),
             schedule,
             step: 0,
             inputs: AxilCdcIn::default(),
@@ -167,40 +170,35 @@ impl AxilCdcModel {
 
     fn outputs(&self) -> AxilCdcOut {
         AxilCdcOut {
-            s_axil_awready: !self.aw.full(),
-            s_axil_wready: !self.w.full(),
-            s_axil_bresp: self.b.head() as u8,
-            s_axil_bvalid: !self.b.empty(),
-            s_axil_arready: !self.ar.full(),
-            s_axil_rdata: self.r.head() as u32,
-            s_axil_rresp: (self.r.head() >> 32) as u8,
-            s_axil_rvalid: !self.r.empty(),
-            m_axil_awaddr: self.aw.head() as u16,
-            m_axil_awvalid: !self.aw.empty(),
-            m_axil_wdata: self.w.head() as u32,
-            m_axil_wstrb: (self.w.head() >> 32) as u8,
-            m_axil_wvalid: !self.w.empty(),
-            m_axil_bready: !self.b.full(),
-            m_axil_araddr: self.ar.head() as u16,
-            m_axil_arvalid: !self.ar.empty(),
-            m_axil_rready: !self.r.full(),
+            s_axil_awready: self.aw.ready(),
+            s_axil_wready: self.w.ready(),
+            s_axil_bresp: self.b.data() as u8,
+            s_axil_bvalid: self.b.valid(),
+            s_axil_arready: self.ar.ready(),
+            s_axil_rdata: self.r.data() as u32,
+            s_axil_rresp: (self.r.data() >> 32) as u8,
+            s_axil_rvalid: self.r.valid(),
+            m_axil_awaddr: self.aw.data() as u16,
+            m_axil_awvalid: self.aw.valid(),
+            m_axil_wdata: self.w.data() as u32,
+            m_axil_wstrb: (self.w.data() >> 32) as u8,
+            m_axil_wvalid: self.w.valid(),
+            m_axil_bready: self.b.ready(),
+            m_axil_araddr: self.ar.data() as u16,
+            m_axil_arvalid: self.ar.valid(),
+            m_axil_rready: self.r.ready(),
         }
     }
 }
 
-/// A channel's write side at an edge of its source's clock: the FIFO drops
-/// a push while full, so VALID is the push.
-fn src(edge: bool, valid: bool, data: u64) -> Option<WriteSide> {
-    edge.then_some(WriteSide {
-        reset: false,
-        push: valid,
-        data,
-    })
+/// A channel's source side at an edge of its clock: VALID and the word.
+fn src(edge: bool, valid: bool, data: u64) -> Option<(bool, u64)> {
+    edge.then_some((valid, data))
 }
 
-/// A channel's read side at an edge of its sink's clock: READY is the pop.
-fn sink(edge: bool, ready: bool) -> Option<ReadSide> {
-    edge.then_some(ReadSide { pop: ready })
+/// A channel's sink side at an edge of its clock: READY.
+fn sink(edge: bool, ready: bool) -> Option<bool> {
+    edge.then_some(ready)
 }
 
 impl Dut for AxilCdcModel {

@@ -16,10 +16,15 @@
 //!   the output after edge `k + 1`.
 //! - [`fifo`]: the dual-clock FIFO (Gray-coded pointers, two synchronising
 //!   flip-flops each way, a reset handshake between the domains).
-//! - [`axil`]: the AXI4-Lite crossing, five such FIFOs, one per channel.
+//! - [`two_phase`]: one word at a time by a two-phase handshake (a
+//!   request toggle and an acknowledgement toggle, each through two
+//!   flip-flops of the other side).
+//! - [`axil`]: the AXI4-Lite crossing, five two-phase crossings, one per
+//!   channel.
 
 pub mod axil;
 pub mod fifo;
+pub mod two_phase;
 
 use crate::dut::{Driver, Dut};
 use rand::{Rng, SeedableRng};
