@@ -27,7 +27,7 @@ command -v valgrind >/dev/null || { echo "sim-profile: needs valgrind" >&2; exit
 cargo build --release --quiet -p weft
 export WEFT_VERILATOR_DEBUGINFO=1
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[[ -n ${WEFT_PROFILE_KEEP:-} ]] && cp "$work/ann.txt" "$WEFT_PROFILE_KEEP"; rm -rf "$work"' EXIT
 args=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only verilator)
 if (( caches )); then
     # The bench runs the trained card twice (timed, then profiled) and

@@ -22,7 +22,7 @@
 //! - 32-bit wrapping counters and log2 latency buckets per consumer, copied
 //!   in one cycle into a snapshot that software reads word by word.
 
-use crate::common::{konst, word_of, Fifo4, Widen};
+use crate::common::{konst, word_of, Fifo4, Fifo4Mem, Widen};
 use rust_hdl::prelude::*;
 use weft_regs::avm as regs;
 
@@ -109,9 +109,10 @@ pub struct Avm {
 
     // Request queues, one FIFO per field.
     q_addr: [Fifo4<Bits<9>>; CONSUMERS],
-    q_write: [Fifo4<Bit>; CONSUMERS],
-    q_data: [Fifo4<Bits<32>>; CONSUMERS],
-    q_stamp: [Fifo4<Bits<16>>; CONSUMERS],
+    // A request's other fields follow its consumer's `q_addr` pointers.
+    q_write: [Fifo4Mem<Bit>; CONSUMERS],
+    q_data: [Fifo4Mem<Bits<32>>; CONSUMERS],
+    q_stamp: [Fifo4Mem<Bits<16>>; CONSUMERS],
     // Configuration (32-bit registers holding masked values; unused bits
     // stay 0 and synthesis drops them).
     managed: DFF<Bit>,
@@ -582,6 +583,12 @@ impl Logic for Avm {
             self.q_write[c].push.next = self.take[c].val();
             self.q_data[c].push.next = self.take[c].val();
             self.q_stamp[c].push.next = self.take[c].val();
+            self.q_write[c].wr.next = self.q_addr[c].wr.val();
+            self.q_data[c].wr.next = self.q_addr[c].wr.val();
+            self.q_stamp[c].wr.next = self.q_addr[c].wr.val();
+            self.q_write[c].rd.next = self.q_addr[c].rd.val();
+            self.q_data[c].rd.next = self.q_addr[c].rd.val();
+            self.q_stamp[c].rd.next = self.q_addr[c].rd.val();
             self.q_addr[c].data_in.next = self.req_addr.val().get_bits::<9>(9 * c);
             self.q_write[c].data_in.next = self.req_write.val().get_bit(c);
             self.q_data[c].data_in.next = self.req_wdata.val().get_bits::<32>(32 * c);
@@ -674,9 +681,6 @@ impl Logic for Avm {
                 self.g_stamp.next = self.q_stamp[c].data_out.val();
             }
             self.q_addr[c].pop.next = self.grant.val() & (self.g.val().index() == c);
-            self.q_write[c].pop.next = self.grant.val() & (self.g.val().index() == c);
-            self.q_data[c].pop.next = self.grant.val() & (self.g.val().index() == c);
-            self.q_stamp[c].pop.next = self.grant.val() & (self.g.val().index() == c);
         }
         if self.grant.val() & self.managed.q.val() {
             if self.cand_rr.val() & (self.credit.q.val() != self.zero32.val()) {
@@ -859,9 +863,14 @@ impl Logic for Avm {
         }
 
         // ---- Register writes.
-        self.cmd_we.next = self.eng_we.val()
-            & (self.eng_waddr.val() == self.w_cmd.val())
-            & self.eng_wstrb.val().get_bit(0);
+        // Write decodes nested under `eng_we`, not `we & (addr == …)`: a
+        // simulator evaluates both sides of a `&` every cycle, a nested
+        // test the compare only on a write.
+        self.cmd_we.next = false;
+        if self.eng_we.val() {
+            self.cmd_we.next =
+                (self.eng_waddr.val() == self.w_cmd.val()) & self.eng_wstrb.val().get_bit(0);
+        }
         self.c_c.next = self.eng_wdata.val().get_bits::<2>(4);
         self.c_arg.next = self.zero8.val();
         if self.eng_wstrb.val().get_bit(1) {
@@ -985,23 +994,24 @@ impl Logic for Avm {
             }
         }
         // A read of SNAP_DATA advances SNAP_SEL (a SNAP_SEL write wins).
-        if self.eng_re.val() & (self.eng_raddr.val() == self.w_snap_data.val()) {
-            self.snap_sel.d.next = self.snap_sel.q.val() + self.one7.val();
+        if self.eng_re.val() {
+            if self.eng_raddr.val() == self.w_snap_data.val() {
+                self.snap_sel.d.next = self.snap_sel.q.val() + self.one7.val();
+            }
         }
-        if self.eng_we.val()
-            & self.eng_wstrb.val().get_bit(0)
-            & (self.eng_waddr.val() == self.w_snap_sel.val())
-        {
-            self.snap_sel.d.next = self.eng_wdata.val().get_bits::<7>(0);
+        self.snap_now.next = false;
+        self.clear_now.next = false;
+        if self.eng_we.val() {
+            if self.eng_wstrb.val().get_bit(0) & (self.eng_waddr.val() == self.w_snap_sel.val()) {
+                self.snap_sel.d.next = self.eng_wdata.val().get_bits::<7>(0);
+            }
+            self.snap_now.next = self.eng_wstrb.val().get_bit(0)
+                & self.eng_wdata.val().get_bit(0)
+                & (self.eng_waddr.val() == self.w_snap.val());
+            self.clear_now.next = self.eng_wstrb.val().get_bit(0)
+                & self.eng_wdata.val().get_bit(0)
+                & (self.eng_waddr.val() == self.w_clear.val());
         }
-        self.snap_now.next = self.eng_we.val()
-            & self.eng_wstrb.val().get_bit(0)
-            & self.eng_wdata.val().get_bit(0)
-            & (self.eng_waddr.val() == self.w_snap.val());
-        self.clear_now.next = self.eng_we.val()
-            & self.eng_wstrb.val().get_bit(0)
-            & self.eng_wdata.val().get_bit(0)
-            & (self.eng_waddr.val() == self.w_clear.val());
         if self.snap_now.val() {
             self.snap_sel.d.next = self.zero7.val();
             self.s_cycle.d.next = self.cyc.q.val();

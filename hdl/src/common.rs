@@ -66,14 +66,11 @@ impl Logic for Counter64 {
 /// the same cycle; callers keep `push` off when full and `pop` off when
 /// empty (the engines reserve space before they accept input).
 ///
-/// The head is always entry 0: a pop moves every entry one place towards
-/// it, and a push writes the first free entry (`count`, one less when the
-/// head leaves on the same edge). So `data_out` is a register, read by no
-/// mux, and a cycle without a push or a pop does nothing: a simulator
-/// evaluating every block on every cycle (Verilator) then spends a test
-/// or two on an idle FIFO, where a ring buffer's head mux ran every cycle.
-/// When empty, `data_out` shows entry 0 as the last pop left it (zeros
-/// from power-on); the cycle-level models keep the same stale head.
+/// Its pointers come out (`rd`, `wr`) so that FIFOs always pushed and
+/// popped together keep only their entries ([`Fifo4Mem`]) and follow one
+/// `Fifo4`'s pointers: one pointer set and count for the group, not one
+/// each, in hardware (flip-flops and the count's adders) and in a
+/// simulator (which evaluates every copy every cycle).
 #[derive(LogicBlock)]
 pub struct Fifo4<D: Synth> {
     /// Clock.
@@ -88,9 +85,16 @@ pub struct Fifo4<D: Synth> {
     pub data_out: Signal<Out, D>,
     /// Entries held, 0..=4.
     pub count: Signal<Out, Bits<3>>,
-    mem: [DFF<D>; 4],
+    /// The read pointer, for followers' `rd`.
+    pub rd: Signal<Out, Bits<2>>,
+    /// The write pointer, for followers' `wr`.
+    pub wr: Signal<Out, Bits<2>>,
+    mem: Fifo4Mem<D>,
+    rd_q: DFF<Bits<2>>,
+    wr_q: DFF<Bits<2>>,
     n: DFF<Bits<3>>,
     n_next: Signal<Local, Bits<3>>,
+    one2: Constant<Bits<2>>,
     one3: Constant<Bits<3>>,
 }
 
@@ -103,9 +107,14 @@ impl<D: Synth> Default for Fifo4<D> {
             pop: Default::default(),
             data_out: Default::default(),
             count: Default::default(),
-            mem: array_init::array_init(|_| Default::default()),
+            rd: Default::default(),
+            wr: Default::default(),
+            mem: Default::default(),
+            rd_q: Default::default(),
+            wr_q: Default::default(),
             n: Default::default(),
             n_next: Default::default(),
+            one2: Constant::new(1u64.into()),
             one3: Constant::new(1u64.into()),
         }
     }
@@ -114,45 +123,15 @@ impl<D: Synth> Default for Fifo4<D> {
 impl<D: Synth> Logic for Fifo4<D> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, n);
-        for i in 0..4 {
-            self.mem[i].clock.next = self.clock.val();
-            self.mem[i].d.next = self.mem[i].q.val();
-        }
-        if self.pop.val() {
-            self.mem[0].d.next = self.mem[1].q.val();
-            self.mem[1].d.next = self.mem[2].q.val();
-            self.mem[2].d.next = self.mem[3].q.val();
-        }
-        // The first free entry after this edge's pop, `count - pop`, by the
-        // count's bits: a pop with 1..=4 held writes entry count - 1, else
-        // entry count (0..=3).
+        dff_setup!(self, clock, rd_q, wr_q, n);
+        self.mem.clock.next = self.clock.val();
+        self.mem.push.next = self.push.val();
+        self.mem.data_in.next = self.data_in.val();
+        self.mem.wr.next = self.wr_q.q.val();
+        self.mem.rd.next = self.rd_q.q.val();
+        self.data_out.next = self.mem.data_out.val();
         if self.push.val() {
-            if self.pop.val() {
-                if self.n.q.val().get_bit(2) {
-                    self.mem[3].d.next = self.data_in.val();
-                } else if self.n.q.val().get_bit(1) {
-                    if self.n.q.val().get_bit(0) {
-                        self.mem[2].d.next = self.data_in.val();
-                    } else {
-                        self.mem[1].d.next = self.data_in.val();
-                    }
-                } else if self.n.q.val().get_bit(0) {
-                    self.mem[0].d.next = self.data_in.val();
-                }
-            } else if !self.n.q.val().get_bit(2) {
-                if self.n.q.val().get_bit(1) {
-                    if self.n.q.val().get_bit(0) {
-                        self.mem[3].d.next = self.data_in.val();
-                    } else {
-                        self.mem[2].d.next = self.data_in.val();
-                    }
-                } else if self.n.q.val().get_bit(0) {
-                    self.mem[1].d.next = self.data_in.val();
-                } else {
-                    self.mem[0].d.next = self.data_in.val();
-                }
-            }
+            self.wr_q.d.next = self.wr_q.q.val() + self.one2.val();
         }
         // One assignment of the count, under one condition: Verilator keeps
         // a shadow copy of a register assigned in two branches whenever
@@ -165,8 +144,77 @@ impl<D: Synth> Logic for Fifo4<D> {
         if self.push.val() ^ self.pop.val() {
             self.n.d.next = self.n_next.val();
         }
-        self.data_out.next = self.mem[0].q.val();
+        if self.pop.val() {
+            self.rd_q.d.next = self.rd_q.q.val() + self.one2.val();
+        }
         self.count.next = self.n.q.val();
+        self.rd.next = self.rd_q.q.val();
+        self.wr.next = self.wr_q.q.val();
+    }
+}
+
+/// The four entries of a `Fifo4`, written at `wr` on `push` and read at
+/// `rd`: a FIFO of its own when driven by a [`Fifo4`]'s pointers and that
+/// FIFO's `push` (a follower), or the storage inside one.
+#[derive(LogicBlock)]
+pub struct Fifo4Mem<D: Synth> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Write `data_in` at `wr` this cycle.
+    pub push: Signal<In, Bit>,
+    /// Data to write.
+    pub data_in: Signal<In, D>,
+    /// The write pointer.
+    pub wr: Signal<In, Bits<2>>,
+    /// The read pointer.
+    pub rd: Signal<In, Bits<2>>,
+    /// The entry at `rd`.
+    pub data_out: Signal<Out, D>,
+    mem: [DFF<D>; 4],
+}
+
+impl<D: Synth> Default for Fifo4Mem<D> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            push: Default::default(),
+            data_in: Default::default(),
+            wr: Default::default(),
+            rd: Default::default(),
+            data_out: Default::default(),
+            mem: array_init::array_init(|_| Default::default()),
+        }
+    }
+}
+
+impl<D: Synth> Logic for Fifo4Mem<D> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for i in 0..4 {
+            self.mem[i].clock.next = self.clock.val();
+            self.mem[i].d.next = self.mem[i].q.val();
+        }
+        // The head by the read pointer's bits (a two-level mux), and the
+        // write decoder under `push`: a simulator then tests a bit or two
+        // a cycle, not four comparisons each for the head and the write.
+        if self.rd.val().get_bit(1) {
+            if self.rd.val().get_bit(0) {
+                self.data_out.next = self.mem[3].q.val();
+            } else {
+                self.data_out.next = self.mem[2].q.val();
+            }
+        } else if self.rd.val().get_bit(0) {
+            self.data_out.next = self.mem[1].q.val();
+        } else {
+            self.data_out.next = self.mem[0].q.val();
+        }
+        if self.push.val() {
+            for i in 0..4 {
+                if self.wr.val().index() == i {
+                    self.mem[i].d.next = self.data_in.val();
+                }
+            }
+        }
     }
 }
 

@@ -32,7 +32,7 @@
 //!
 //! Registers are the `grad` block of weft-regs on the engine register port.
 
-use crate::common::{konst, word_of, Counter64, Fifo4, Pack, Widen};
+use crate::common::{konst, word_of, Counter64, Fifo4, Fifo4Mem, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::grad;
@@ -120,7 +120,8 @@ pub struct GradAgg<
     acc: [RAM<Bits<32>, AB>; L],
 
     // Output FIFO: lanes, and {last, kind[1:0]}.
-    f_lane: [Fifo4<Bits<32>>; L],
+    // A beat's lanes follow `f_ctl`'s pointers.
+    f_lane: [Fifo4Mem<Bits<32>>; L],
     f_ctl: Fifo4<Bits<3>>,
 
     counters: [Counter64; N_COUNTERS],
@@ -868,6 +869,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         }
         for i in 0..L {
             self.f_lane[i].push.next = self.f_ctl.push.val();
+            self.f_lane[i].wr.next = self.f_ctl.wr.val();
+            self.f_lane[i].rd.next = self.f_ctl.rd.val();
             self.f_lane[i].data_in.next = self.vout[i].val();
             if self.hdr_push.val() {
                 self.f_lane[i].data_in.next = self.zero32.val();
@@ -988,7 +991,6 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             self.m_tuser.next = self.f_ctl.data_out.val().get_bits::<2>(0);
         }
         for i in 0..L {
-            self.f_lane[i].pop.next = self.pop.val();
             self.lane_out[i].next = self.zero32.val();
             if self.m_tvalid.val() {
                 self.lane_out[i].next = self.f_lane[i].data_out.val();

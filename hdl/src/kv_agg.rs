@@ -18,7 +18,7 @@
 //! runs. Registers are the `kv` block of weft-regs, served on the engine
 //! register port that the CSR block forwards.
 
-use crate::common::{konst, word_of, Cat, Counter64, Fifo4, Pack, Widen};
+use crate::common::{konst, word_of, Cat, Counter64, Fifo4, Fifo4Mem, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::kv;
@@ -105,14 +105,17 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     meta_ram: [RAM<Bits<4>, SB>; L],
 
     // Output FIFOs: record beats (lane keys, lane sums, keep, kind) and acks.
-    f_key: [Fifo4<Bits<32>>; L],
-    f_acc: [Fifo4<Bits<32>>; L],
-    f_keep: Fifo4<Bits<L>>,
+    // A record beat's lanes, keep and kind move together: `f_kind` keeps
+    // the pointers, the others follow them. Likewise an ack's four fields
+    // with `f_ack_lo`.
+    f_key: [Fifo4Mem<Bits<32>>; L],
+    f_acc: [Fifo4Mem<Bits<32>>; L],
+    f_keep: Fifo4Mem<Bits<L>>,
     f_kind: Fifo4<Bits<2>>,
     f_ack_lo: Fifo4<Bits<32>>,
-    f_ack_hi: Fifo4<Bits<32>>,
-    f_ack_ret: Fifo4<Bits<RET>>,
-    f_ack_job: Fifo4<Bits<16>>,
+    f_ack_hi: Fifo4Mem<Bits<32>>,
+    f_ack_ret: Fifo4Mem<Bits<RET>>,
+    f_ack_job: Fifo4Mem<Bits<16>>,
 
     counters: [Counter64; N_COUNTERS],
 
@@ -526,10 +529,8 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         self.f_ack_hi.clock.next = self.clock.val();
         self.f_ack_ret.clock.next = self.clock.val();
         self.f_ack_job.clock.next = self.clock.val();
-        self.f_keep.push.next = false;
         self.f_kind.push.next = false;
         self.f_ack_lo.push.next = false;
-        self.f_ack_hi.push.next = false;
         self.f_keep.data_in.next = self.zero_l.val();
         self.f_kind.data_in.next = self.kind_spill.val();
         self.f_ack_lo.data_in.next = self.zero32.val();
@@ -706,7 +707,6 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                 if self.hdr_ok.val() & self.dup.val() {
                     self.counters[6].inc.next = self.one32.val();
                     self.f_ack_lo.push.next = true;
-                    self.f_ack_hi.push.next = true;
                     self.f_ack_lo.data_in.next = self.h_seq.val();
                     self.f_ack_hi.data_in.next = self.status_dup.val()
                         | self.ack_base_dup.val()
@@ -719,7 +719,6 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
                     self.counters[0].inc.next = self.one32.val();
                     self.counters[1].inc.next = self.w_count32.wide.val();
                     self.f_ack_lo.push.next = true;
-                    self.f_ack_hi.push.next = true;
                     self.f_ack_lo.data_in.next = self.h_seq.val();
                     self.f_ack_hi.data_in.next = self.status_new.val()
                         | self.ack_base_new.val()
@@ -912,17 +911,22 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         if self.f1_valid.q.val() {
             self.f_kind.data_in.next = self.kind_flush.val();
         }
-        self.f_keep.push.next = self.any_spill.val();
         self.f_kind.push.next = self.any_spill.val();
         if self.done_pending.q.val() & !self.f1_valid.q.val() & self.room.val() {
-            self.f_keep.push.next = true;
             self.f_kind.push.next = true;
             self.f_kind.data_in.next = self.kind_done.val();
             self.done_pending.d.next = false;
         }
+        self.f_keep.push.next = self.f_kind.push.val();
+        self.f_keep.wr.next = self.f_kind.wr.val();
+        self.f_keep.rd.next = self.f_kind.rd.val();
         for i in 0..L {
             self.f_key[i].push.next = self.f_kind.push.val();
             self.f_acc[i].push.next = self.f_kind.push.val();
+            self.f_key[i].wr.next = self.f_kind.wr.val();
+            self.f_acc[i].wr.next = self.f_kind.wr.val();
+            self.f_key[i].rd.next = self.f_kind.rd.val();
+            self.f_acc[i].rd.next = self.f_kind.rd.val();
         }
 
         // ---- Flush walk: one row per cycle while the record FIFO has room.
@@ -954,25 +958,24 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
             self.pack.lane[i].next = self.lane_word[i].out.val();
         }
         self.m_tdata.next = self.pack.out.val();
-        self.f_keep.pop.next = self.m_tvalid.val() & self.m_tready.val();
         self.f_kind.pop.next = self.m_tvalid.val() & self.m_tready.val();
-        for i in 0..L {
-            self.f_key[i].pop.next = self.m_tvalid.val() & self.m_tready.val();
-            self.f_acc[i].pop.next = self.m_tvalid.val() & self.m_tready.val();
-        }
         self.a_tvalid.next = self.f_ack_lo.count.val() != self.zero3.val();
         self.w_ack_hi.narrow.next = self.f_ack_hi.data_out.val();
         self.w_ack_lo.narrow.next = self.f_ack_lo.data_out.val();
         self.a_tdata.next = (self.w_ack_hi.wide.val() << 32) | self.w_ack_lo.wide.val();
         self.f_ack_lo.pop.next = self.a_tvalid.val() & self.a_tready.val();
-        self.f_ack_hi.pop.next = self.a_tvalid.val() & self.a_tready.val();
         // The return address and job travel with every ack.
         self.f_ack_ret.data_in.next = self.s_tret.val();
         self.f_ack_job.data_in.next = self.h_job.val();
         self.f_ack_ret.push.next = self.f_ack_lo.push.val();
         self.f_ack_job.push.next = self.f_ack_lo.push.val();
-        self.f_ack_ret.pop.next = self.f_ack_lo.pop.val();
-        self.f_ack_job.pop.next = self.f_ack_lo.pop.val();
+        self.f_ack_hi.push.next = self.f_ack_lo.push.val();
+        self.f_ack_hi.wr.next = self.f_ack_lo.wr.val();
+        self.f_ack_ret.wr.next = self.f_ack_lo.wr.val();
+        self.f_ack_job.wr.next = self.f_ack_lo.wr.val();
+        self.f_ack_hi.rd.next = self.f_ack_lo.rd.val();
+        self.f_ack_ret.rd.next = self.f_ack_lo.rd.val();
+        self.f_ack_job.rd.next = self.f_ack_lo.rd.val();
         self.a_tret.next = self.f_ack_ret.data_out.val();
         self.a_tjob.next = self.f_ack_job.data_out.val();
         self.job_out.next = self.job.q.val();

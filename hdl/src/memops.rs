@@ -18,7 +18,7 @@
 //! The whole pipeline advances together (one enable): a stalled output
 //! stalls the port — head-of-line blocking, reported by `weft memops run`.
 
-use crate::common::{konst, word_of, Add64, Cmp64Le, Counter64, Fifo4, Widen};
+use crate::common::{konst, word_of, Add64, Cmp64Le, Counter64, Fifo4, Fifo4Mem, Widen};
 use rust_hdl::prelude::*;
 use weft_regs::memops as regs;
 
@@ -673,8 +673,9 @@ pub struct Memops<const K: usize> {
     pa32: Widen<32, 8>,
     ts32: Widen<32, 8>,
     lf_dst: Fifo4<Bits<2>>,
-    lf_tag: Fifo4<Bits<8>>,
-    lf_status: Fifo4<Bits<2>>,
+    // `lf_tag` and `lf_status` follow `lf_dst`'s pointers.
+    lf_tag: Fifo4Mem<Bits<8>>,
+    lf_status: Fifo4Mem<Bits<2>>,
 
     ctrl_en: DFF<Bit>,
     prog_addr: DFF<Bits<8>>,
@@ -942,10 +943,14 @@ impl<const K: usize> Logic for Memops<K> {
         self.lf_dst.clock.next = self.clock.val();
         self.lf_tag.clock.next = self.clock.val();
         self.lf_status.clock.next = self.clock.val();
-        self.clear.next = (self.eng_waddr.val() == self.w_tel_clear.val())
-            & self.eng_we.val()
-            & self.eng_wstrb.val().get_bit(0)
-            & self.eng_wdata.val().get_bit(0);
+        // Nested, not `we & (addr == …)`: a simulator evaluates both sides
+        // of a `&` every cycle, a nested test the compare only on a write.
+        self.clear.next = false;
+        if self.eng_we.val() {
+            self.clear.next = (self.eng_waddr.val() == self.w_tel_clear.val())
+                & self.eng_wstrb.val().get_bit(0)
+                & self.eng_wdata.val().get_bit(0);
+        }
         for g in 0..GLOBAL_COUNTERS {
             self.counters[g].clock.next = self.clock.val();
             self.counters[g].inc.next = self.zero32.val();
@@ -1131,8 +1136,12 @@ impl<const K: usize> Logic for Memops<K> {
 
         // ---- Completions the port makes itself.
         self.lf_dst.push.next = self.is_local.val() & self.en.val();
-        self.lf_tag.push.next = self.is_local.val() & self.en.val();
-        self.lf_status.push.next = self.is_local.val() & self.en.val();
+        self.lf_tag.push.next = self.lf_dst.push.val();
+        self.lf_status.push.next = self.lf_dst.push.val();
+        self.lf_tag.wr.next = self.lf_dst.wr.val();
+        self.lf_status.wr.next = self.lf_dst.wr.val();
+        self.lf_tag.rd.next = self.lf_dst.rd.val();
+        self.lf_status.rd.next = self.lf_dst.rd.val();
         self.lf_dst.data_in.next = self.fin_src.val();
         self.lf_tag.data_in.next = self.fin_tag.val();
         self.lf_status.data_in.next = self.local_status.val();
@@ -1192,8 +1201,6 @@ impl<const K: usize> Logic for Memops<K> {
         self.cout_dl.next = self.zero32.val();
         self.cout_dh.next = self.zero32.val();
         self.lf_dst.pop.next = false;
-        self.lf_tag.pop.next = false;
-        self.lf_status.pop.next = false;
         if self.cin_valid.val() {
             self.cout_dst.next = self.cin_src.val();
             self.cout_tag.next = self.cin_tag.val();
@@ -1209,8 +1216,6 @@ impl<const K: usize> Logic for Memops<K> {
             }
         } else {
             self.lf_dst.pop.next = self.cout_valid.val() & self.cout_ready.val();
-            self.lf_tag.pop.next = self.cout_valid.val() & self.cout_ready.val();
-            self.lf_status.pop.next = self.cout_valid.val() & self.cout_ready.val();
         }
 
         // ---- Registers: program image (indirect), telemetry (indirect).
@@ -1235,22 +1240,26 @@ impl<const K: usize> Logic for Memops<K> {
             self.entries[e].pw_data.next = self.eng_wdata.val();
             self.entries[e].pr_field.next = self.prog_addr.q.val().get_bits::<3>(0);
         }
-        if self.eng_we.val() & (self.eng_waddr.val() == self.w_prog_data.val()) {
-            for j in 0..K {
-                self.stages[j].pw_en.next = !self.prog_addr.q.val().get_bit(7)
-                    & (self.idx_stage.val() == self.stage_no[j].val());
-            }
-            for e in 0..ENTRIES {
-                self.entries[e].pw_en.next = self.prog_addr.q.val().get_bit(7)
-                    & (self.idx_entry.val() == self.entry_no[e].val());
+        if self.eng_we.val() {
+            if self.eng_waddr.val() == self.w_prog_data.val() {
+                for j in 0..K {
+                    self.stages[j].pw_en.next = !self.prog_addr.q.val().get_bit(7)
+                        & (self.idx_stage.val() == self.stage_no[j].val());
+                }
+                for e in 0..ENTRIES {
+                    self.entries[e].pw_en.next = self.prog_addr.q.val().get_bit(7)
+                        & (self.idx_entry.val() == self.entry_no[e].val());
+                }
             }
         }
-        if self.eng_re.val() & (self.eng_raddr.val() == self.w_prog_data.val()) {
-            for j in 0..K {
-                self.stages[j].pr_en.next = true;
-            }
-            for e in 0..ENTRIES {
-                self.entries[e].pr_en.next = true;
+        if self.eng_re.val() {
+            if self.eng_raddr.val() == self.w_prog_data.val() {
+                for j in 0..K {
+                    self.stages[j].pr_en.next = true;
+                }
+                for e in 0..ENTRIES {
+                    self.entries[e].pr_en.next = true;
+                }
             }
         }
         if self.eng_we.val() {

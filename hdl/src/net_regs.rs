@@ -189,17 +189,25 @@ impl Logic for NetRegs {
             self.merged[i].next = ((self.regs[i].q.val() & !self.smask.val())
                 | (self.eng_wdata.val() & self.smask.val()))
                 & self.m_rw[i].val();
-            if self.eng_we.val() & (self.eng_waddr.val() == self.w_rw[i].val()) {
-                self.regs[i].d.next = self.merged[i].val();
-            }
         }
-        self.seq_we.next = self.eng_we.val() & (self.eng_waddr.val() == self.w_seq.val());
         self.seq_wdata.next =
             (self.seq_in.val() & !self.smask.val()) | (self.eng_wdata.val() & self.smask.val());
-        self.wt_we.next = self.eng_we.val()
-            & (self.eng_waddr.val() == self.w_cmd.val())
-            & self.eng_wstrb.val().get_bit(0)
-            & self.eng_wdata.val().get_bit(0);
+        // Decoded only on a write, nested rather than `we & (addr == …)`: a
+        // simulator evaluates both sides of a `&` every cycle, twenty-one
+        // address compares here, and a nested test only on the rare write.
+        self.seq_we.next = false;
+        self.wt_we.next = false;
+        if self.eng_we.val() {
+            for i in 0..19 {
+                if self.eng_waddr.val() == self.w_rw[i].val() {
+                    self.regs[i].d.next = self.merged[i].val();
+                }
+            }
+            self.seq_we.next = self.eng_waddr.val() == self.w_seq.val();
+            self.wt_we.next = (self.eng_waddr.val() == self.w_cmd.val())
+                & self.eng_wstrb.val().get_bit(0)
+                & self.eng_wdata.val().get_bit(0);
+        }
         // ---- Reads.
         self.eng_rdata.next = self.zero32.val();
         // Decoded only on a read: the CSR block takes `eng_rdata` only in

@@ -23,7 +23,7 @@
 //! earlier ones drain; an open frame never needs more, so the input never
 //! waits for room that draining frames cannot make.
 
-use crate::common::{konst, Cat, Fifo4, Pack, Widen};
+use crate::common::{konst, Cat, Fifo4, Fifo4Mem, Pack, Widen};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::wire::KV_MAX_RECORDS;
@@ -82,9 +82,10 @@ pub struct RecPack {
 
     mem: [RAM<Bits<64>, BUF_BITS>; LANES],
     d_n: Fifo4<Bits<11>>,
-    d_fl: Fifo4<Bits<2>>,
-    d_end: Fifo4<Bits<BUF_BITS>>,
-    d_job: Fifo4<Bits<16>>,
+    // A descriptor's other fields follow `d_n`'s pointers.
+    d_fl: Fifo4Mem<Bits<2>>,
+    d_end: Fifo4Mem<Bits<BUF_BITS>>,
+    d_job: Fifo4Mem<Bits<16>>,
 
     n: DFF<Bits<11>>,
     cls: DFF<Bit>,
@@ -496,6 +497,12 @@ impl Logic for RecPack {
         self.d_fl.push.next = self.close.val();
         self.d_end.push.next = self.close.val();
         self.d_job.push.next = self.close.val();
+        self.d_fl.wr.next = self.d_n.wr.val();
+        self.d_end.wr.next = self.d_n.wr.val();
+        self.d_job.wr.next = self.d_n.wr.val();
+        self.d_fl.rd.next = self.d_n.rd.val();
+        self.d_end.rd.next = self.d_n.rd.val();
+        self.d_job.rd.next = self.d_n.rd.val();
         self.d_n.data_in.next = self.n.q.val();
         self.d_end.data_in.next = self.wr_after.val();
         self.d_job.data_in.next = self.job.val();
@@ -527,9 +534,6 @@ impl Logic for RecPack {
             self.mem[j].read_address.next = self.rd_next.val();
         }
         self.d_n.pop.next = self.accept.val();
-        self.d_fl.pop.next = self.accept.val();
-        self.d_end.pop.next = self.accept.val();
-        self.d_job.pop.next = self.accept.val();
         self.ev_frame.next = self.accept.val();
         self.h_valid.next = self.hv.val();
 

@@ -1,16 +1,21 @@
 //! The RTL's `Fifo4` (`weft_hdl::common::Fifo4`) as built, for the
-//! cycle-level models whose outputs show a FIFO's head: four entries with
-//! the head always in entry 0, so an empty FIFO shows entry 0 as the last
-//! pop left it (its power-on fill before any pop), exactly as the RTL.
+//! cycle-level models whose outputs show a FIFO's head: a ring of four
+//! entries with read and write pointers, so an empty FIFO shows the entry
+//! its read pointer rests on (what was last popped; its power-on fill before
+//! any wrap), exactly as the RTL.
 
 /// Entries of a `Fifo4`.
 pub const DEPTH: usize = 4;
 
-/// A 4-entry FIFO: a pop moves every entry one place towards the head, a
-/// push writes the first free entry after this edge's pop.
+/// A 4-entry ring FIFO: a push writes at the write pointer, a pop advances
+/// the read pointer; the entries themselves never move.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fifo4<T> {
     mem: [T; DEPTH],
+    /// Read pointer (2 bits in the RTL).
+    rd: usize,
+    /// Write pointer (2 bits in the RTL).
+    wr: usize,
     /// Entries held; a 3-bit register in the RTL, so a push into a full
     /// FIFO or a pop from an empty one (which no caller makes) wraps as it
     /// does there.
@@ -28,13 +33,16 @@ impl<T: Clone> Fifo4<T> {
     pub fn new(fill: T) -> Self {
         Self {
             mem: std::array::from_fn(|_| fill.clone()),
+            rd: 0,
+            wr: 0,
             count: 0,
         }
     }
 
-    /// The head: entry 0, shown on the outputs even when empty.
+    /// The head: the entry under the read pointer, shown on the outputs
+    /// even when empty.
     pub fn head(&self) -> &T {
-        &self.mem[0]
+        &self.mem[self.rd]
     }
 
     /// Entries held (0..=4 in any legal use).
@@ -44,22 +52,17 @@ impl<T: Clone> Fifo4<T> {
 
     /// One clock edge: `pop` drops the head, `push` stores a value.
     pub fn edge(&mut self, push: Option<T>, pop: bool) {
-        let n = self.count;
         let pushed = push.is_some();
-        if pop {
-            self.mem.rotate_left(1);
-            // Entry 3 keeps its value (the RTL shifts it down, not out).
-            self.mem[DEPTH - 1] = self.mem[DEPTH - 2].clone();
-        }
         if let Some(v) = push {
-            let at = n.wrapping_sub(u8::from(pop)) & 7;
-            if let Some(slot) = self.mem.get_mut(at as usize) {
-                *slot = v;
-            }
+            self.mem[self.wr] = v;
+            self.wr = (self.wr + 1) % DEPTH;
+        }
+        if pop {
+            self.rd = (self.rd + 1) % DEPTH;
         }
         match (pushed, pop) {
-            (true, false) => self.count = (n + 1) & 7,
-            (false, true) => self.count = n.wrapping_add(7) & 7,
+            (true, false) => self.count = (self.count + 1) & 7,
+            (false, true) => self.count = self.count.wrapping_add(7) & 7,
             _ => {}
         }
     }
@@ -83,9 +86,9 @@ mod tests {
             assert_eq!(*f.head(), want);
         }
         f.edge(None, true);
-        // Empty: entry 0 holds what the last pop moved there, the last
-        // entry's copy.
-        assert_eq!((f.count(), *f.head()), (0, 5));
+        // Empty: the read pointer has come round to entry 1, which still
+        // holds the 2 popped long ago.
+        assert_eq!((f.count(), *f.head()), (0, 2));
         f.edge(Some(6), false);
         assert_eq!((f.count(), *f.head()), (1, 6));
         f.edge(Some(7), true);

@@ -33,8 +33,9 @@
 //! Outputs leave through two 4-entry FIFOs, records and acks. A beat is
 //! taken only while each holds at most 2 entries (`room`): its spill beat
 //! lands one cycle later, after at most one more push, so neither ever
-//! overflows. Their outputs show the head even when empty (entry 0 as the
-//! last pop left it; zeros from power-on), as `Fifo4` does
+//! overflows. Their outputs show the head even when empty (the entry under
+//! the read pointer: what was last popped, or zeros from power-on), as
+//! `Fifo4` does
 //! ([`crate::fifo4`]).
 //!
 //! **Flush** (`CMD.FLUSH` sets `flush_pending`): the packet in progress may
