@@ -47,9 +47,21 @@ pub struct FoldStats {
 }
 
 /// One rust-hdl register module: its initial value statement's right-hand
-/// side (`32'h0`).
+/// side (`32'h0`), and whether it is a register with a power-on value
+/// (`DFFWithInit`, a plain register inside once the first pass folds it).
 struct Dff {
     init: String,
+    with_init: bool,
+}
+
+/// What one pass did: registers found and folded, and of them those with a
+/// power-on value (which a first pass found as the plain register inside).
+#[derive(Default)]
+struct PassStats {
+    registers: usize,
+    folded: usize,
+    init_registers: usize,
+    init_folded: usize,
 }
 
 /// rust-hdl's register module `name` with body `lines`, if that is what it
@@ -64,6 +76,9 @@ fn dff_module(header: &str, lines: &[&str]) -> Option<Dff> {
         .map(|l| l.trim())
         .filter(|l| !l.is_empty() && !l.starts_with("//"))
         .collect();
+    if let Some(dff) = dff_with_init(&code) {
+        return Some(dff);
+    }
     let [d, q, clock, ini, init, ini_end, al, step, al_end] = code.as_slice() else {
         return None;
     };
@@ -78,7 +93,51 @@ fn dff_module(header: &str, lines: &[&str]) -> Option<Dff> {
         && *step == "q <= d;"
         && *al_end == "end";
     let value = init.strip_prefix("q = ")?.strip_suffix(';')?;
-    (ok && identifiers(value).is_empty()).then(|| Dff { init: value.into() })
+    (ok && identifiers(value).is_empty()).then(|| Dff {
+        init: value.into(),
+        with_init: false,
+    })
+}
+
+/// rust-hdl's register with a power-on value (`DFFWithInit`), as the
+/// lines of its body (trimmed, comments dropped): it keeps `q ^ init` in an
+/// inner register that powers on at zero, so `q` powers on at `init` and
+/// takes `d` on each rising edge, which is a plain register whose initial
+/// value is `init`.
+fn dff_with_init(code: &[&str]) -> Option<Dff> {
+    let [d, q, clock, param, inner, al_c, comb, al_c_end, ini, zero, ini_end, al, step, al_end] =
+        code
+    else {
+        return None;
+    };
+    let width = |l: &str, head: &str, tail: &str| -> Option<String> {
+        Some(l.strip_prefix(head)?.strip_suffix(tail)?.trim().to_string())
+    };
+    let w = width(d, "input wire ", " d;")?;
+    let ok = width(q, "output reg ", " q;")? == w
+        && width(inner, "reg ", " dff$q;")? == w
+        && *clock == "input wire  clock;"
+        && *al_c == "always @(*) begin"
+        && *comb == "q = dff$q ^ init;"
+        && *al_c_end == "end"
+        && *ini == "initial begin"
+        && *ini_end == "end"
+        && *al == "always @(posedge clock) begin"
+        && *step == "dff$q <= d ^ init;"
+        && *al_end == "end";
+    let value = param
+        .strip_prefix("localparam  init = ")?
+        .strip_suffix(';')?;
+    let zero = zero.strip_prefix("dff$q = ")?.strip_suffix(';')?;
+    // The inner register must power on at zero for `q` to power on at
+    // `init`.
+    let zero_ok = zero
+        .rsplit_once('h')
+        .is_some_and(|(_, digits)| !digits.is_empty() && digits.chars().all(|c| c == '0'));
+    (ok && zero_ok && identifiers(value).is_empty()).then(|| Dff {
+        init: value.into(),
+        with_init: true,
+    })
 }
 
 /// One module of the text: line range of its header and `endmodule`.
@@ -109,7 +168,29 @@ fn modules(lines: &[&str]) -> Vec<Module> {
 }
 
 /// Fold every register it can; see the module documentation.
+///
+/// A register with a power-on value (rust-hdl's `DFFWithInit`) is a module
+/// around a plain register: the first pass folds the plain one into it,
+/// which leaves it in a plain register's shape for a second pass to fold
+/// into its own parent. Each register counts once in the statistics: as
+/// folded when its value ends up held by a module that is not a register.
 pub fn fold(verilog: &str) -> (String, FoldStats) {
+    let (text, first) = fold_pass(verilog);
+    // rust-hdl nests registers one deep, so a second pass folds the rest.
+    let (text, second) = fold_pass(&text);
+    // A wrapper the second pass finds holds a register the first counted
+    // as folded: it stays folded only if the wrapper folds.
+    let unfolded_wrappers = second.init_registers - second.init_folded;
+    let stats = FoldStats {
+        registers: first.registers,
+        folded: (first.folded + second.folded - second.init_folded)
+            .saturating_sub(unfolded_wrappers),
+    };
+    (text, stats)
+}
+
+/// One pass of [`fold`].
+fn fold_pass(verilog: &str) -> (String, PassStats) {
     let lines: Vec<&str> = verilog.split('\n').collect();
     let mods = modules(&lines);
     let dffs: HashMap<&str, Dff> = mods
@@ -129,7 +210,7 @@ pub fn fold(verilog: &str) -> (String, FoldStats) {
             }
         }
     }
-    let mut stats = FoldStats::default();
+    let mut stats = PassStats::default();
     // Replacement text by line: None drops the line.
     let mut edits: HashMap<usize, Option<String>> = HashMap::new();
     let mut gone: HashSet<&str> = HashSet::new();
@@ -197,7 +278,7 @@ fn fold_parent<'a>(
     uses: &HashMap<&str, usize>,
     edits: &mut HashMap<usize, Option<String>>,
     gone: &mut HashSet<&'a str>,
-    stats: &mut FoldStats,
+    stats: &mut PassStats,
 ) {
     // Every line of the module each identifier appears on.
     let mut seen: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -234,6 +315,7 @@ fn fold_parent<'a>(
             continue;
         };
         stats.registers += 1;
+        stats.init_registers += usize::from(dff.with_init);
         let d = format!("{inst}$d");
         let q = format!("{inst}$q");
         let clk = format!("{inst}$clock");
@@ -262,6 +344,7 @@ fn fold_parent<'a>(
                 at: p.d_block,
             });
             stats.folded += 1;
+            stats.init_folded += usize::from(dff.with_init);
             gone.insert(module);
             i += 5;
         } else {
@@ -622,6 +705,50 @@ endmodule // top
         assert_eq!(fold(&parent(unparsed)).1.folded, 0);
     }
 
+    /// rust-hdl's `DFFWithInit`: an inner register holding `q ^ init` that
+    /// powers on at zero, so a plain register powering on at `init`.
+    const DFF_WITH_INIT: &str = "module top$r(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 2'h2;
+    
+    // Stub signals
+    reg  [1:0] dff$q;
+    
+    // Sub module instances
+    
+    // Update code
+    always @(*) begin
+        q = dff$q ^ init;
+    end
+    initial begin
+        dff$q = 2'h0;
+    end
+    always @(posedge clock) begin
+        dff$q <= d ^ init;
+    end
+    
+endmodule // top$r
+";
+
+    #[test]
+    fn a_register_with_a_power_on_value_folds_to_it() {
+        let v = parent(NEXT).replace(DFF, DFF_WITH_INIT);
+        let (folded, stats) = fold(&v);
+        assert_eq!(stats.folded, 1, "{folded}");
+        assert!(folded.contains("        r$q = 2'h2;"), "{folded}");
+        assert!(!folded.contains("module top$r"), "{folded}");
+        // An inner register that does not power on at zero is another
+        // register: left alone.
+        let odd = v.replace("dff$q = 2'h0;", "dff$q = 2'h1;");
+        assert_eq!(fold(&odd).1.folded, 0);
+    }
+
     #[test]
     fn a_module_that_is_not_a_register_is_not_folded() {
         let v = parent(NEXT).replace("       q <= d;", "       q <= ~d;");
@@ -668,9 +795,14 @@ endmodule // top
         if let Some(path) = std::env::var_os("WEFT_DUMP_FOLDED") {
             let _ = std::fs::write(path, &folded);
         }
+        // Every register not folded is one module left (a wrapper with a
+        // power-on value around its folded register counts once).
         let left = folded.matches("(d,q,clock);").count();
-        let before = v.matches("(d,q,clock);").count();
-        assert_eq!(before - left, stats.folded, "register modules left");
+        assert_eq!(
+            stats.registers - stats.folded,
+            left,
+            "register modules left"
+        );
         // One clocked block per parent and clock holds its folded registers.
         let clocked = folded.matches("always @(posedge").count();
         assert!(

@@ -431,14 +431,18 @@ impl Logic for Framer {
         self.amt9.next = self.w_amt.wide.val() << 3;
         // Without metadata there is no beat, and the data is 0: a
         // cycle-based simulator then skips the full-width mask.
-        self.mask.next = self.zero512.val();
-        self.m_tdata.next = self.zero512.val();
+        // Each assigned once a cycle (if/else, not a default overwritten),
+        // so a busy cycle costs one 512-bit result, not a clear and two.
         if self.h_valid.val() {
             self.mask.next = self.ones512.val() >> self.amt9.val();
-            self.m_tdata.next = self.c_o42.out.val() & self.mask.val();
             if self.h_has_app.val() {
                 self.m_tdata.next = self.c_o58.out.val() & self.mask.val();
+            } else {
+                self.m_tdata.next = self.c_o42.out.val() & self.mask.val();
             }
+        } else {
+            self.mask.next = self.zero512.val();
+            self.m_tdata.next = self.zero512.val();
         }
         self.keep_amt.next = self.zero6.val() - self.rem_l.val().get_bits::<6>(0);
         self.m_tkeep.next = self.ones64.val();

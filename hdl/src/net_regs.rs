@@ -88,7 +88,6 @@ pub struct NetRegs {
     one32: Constant<Bits<32>>,
     zero32: Constant<Bits<32>>,
     smask: Signal<Local, Bits<32>>,
-    merged: [Signal<Local, Bits<32>>; 19],
     c_card_mac: Cat<48, 16, 32>,
     c_kv_mac: Cat<48, 16, 32>,
     c_grad_mac: Cat<48, 16, 32>,
@@ -149,7 +148,6 @@ impl NetRegs {
             one32: konst(1),
             zero32: konst(0),
             smask: Default::default(),
-            merged: array_init::array_init(|_| Default::default()),
             c_card_mac: Default::default(),
             c_kv_mac: Default::default(),
             c_grad_mac: Default::default(),
@@ -165,10 +163,9 @@ impl NetRegs {
 impl Logic for NetRegs {
     #[hdl_gen]
     fn update(&mut self) {
-        for i in 0..19 {
-            self.regs[i].clock.next = self.clock.val();
-            self.regs[i].d.next = self.regs[i].q.val();
-        }
+        // The counters first: the comb split keeps the first statements of
+        // an update together, and a register's clock copy among them would
+        // keep it from folding (`weft_hdl::dff_fold`).
         for i in 0..COUNTERS {
             self.counters[i].clock.next = self.clock.val();
             self.counters[i].inc.next = self.zero32.val();
@@ -178,17 +175,16 @@ impl Logic for NetRegs {
             self.counters[i].clear.next = false;
             self.counters[i].latch.next = false;
         }
+        for i in 0..19 {
+            self.regs[i].clock.next = self.clock.val();
+            self.regs[i].d.next = self.regs[i].q.val();
+        }
         // ---- Writes: byte strobes merge into the register's kept bits.
         self.smask.next = self.zero32.val();
         for b in 0..4 {
             if self.eng_wstrb.val().get_bit(b) {
                 self.smask.next = self.smask.val() | self.byte[b].val();
             }
-        }
-        for i in 0..19 {
-            self.merged[i].next = ((self.regs[i].q.val() & !self.smask.val())
-                | (self.eng_wdata.val() & self.smask.val()))
-                & self.m_rw[i].val();
         }
         self.seq_wdata.next =
             (self.seq_in.val() & !self.smask.val()) | (self.eng_wdata.val() & self.smask.val());
@@ -200,7 +196,11 @@ impl Logic for NetRegs {
         if self.eng_we.val() {
             for i in 0..19 {
                 if self.eng_waddr.val() == self.w_rw[i].val() {
-                    self.regs[i].d.next = self.merged[i].val();
+                    // The merge written here, not as a signal of its own:
+                    // folded, it is then computed only on the write.
+                    self.regs[i].d.next = ((self.regs[i].q.val() & !self.smask.val())
+                        | (self.eng_wdata.val() & self.smask.val()))
+                        & self.m_rw[i].val();
                 }
             }
             self.seq_we.next = self.eng_waddr.val() == self.w_seq.val();

@@ -631,58 +631,59 @@ impl Logic for PktMux4 {
             self.k.next = self.sel.q.val();
             self.any.next = true;
         }
-        self.m_tdata.next = self.zero512.val();
-        self.m_tkeep.next = self.zero64.val();
-        self.m_tlast.next = false;
-        self.m_tvalid.next = false;
-        self.m_tuser_size.next = self.zero16.val();
-        self.m_tuser_src.next = self.zero16.val();
-        self.m_tuser_dst.next = self.zero16.val();
         self.s0_tready.next = false;
         self.s1_tready.next = false;
         self.s2_tready.next = false;
         self.s3_tready.next = false;
+        // The outputs in one if/else chain, each assigned once a cycle: a
+        // default of zeros overwritten by the granted input costs a
+        // simulator both the 512-bit clear and the copy on every busy cycle.
         if self.any.val() {
             if self.k.val() == self.idx[0].val() {
                 self.m_tdata.next = self.s0_tdata.val();
                 self.m_tkeep.next = self.s0_tkeep.val();
                 self.m_tlast.next = self.s0_tlast.val();
-                self.m_tvalid.next = self.s0_tvalid.val() & self.any.val();
+                self.m_tvalid.next = self.s0_tvalid.val();
                 self.m_tuser_size.next = self.s0_tuser_size.val();
                 self.m_tuser_src.next = self.s0_tuser_src.val();
                 self.m_tuser_dst.next = self.s0_tuser_dst.val();
-                self.s0_tready.next = self.m_tready.val() & self.any.val();
-            }
-            if self.k.val() == self.idx[1].val() {
+                self.s0_tready.next = self.m_tready.val();
+            } else if self.k.val() == self.idx[1].val() {
                 self.m_tdata.next = self.s1_tdata.val();
                 self.m_tkeep.next = self.s1_tkeep.val();
                 self.m_tlast.next = self.s1_tlast.val();
-                self.m_tvalid.next = self.s1_tvalid.val() & self.any.val();
+                self.m_tvalid.next = self.s1_tvalid.val();
                 self.m_tuser_size.next = self.s1_tuser_size.val();
                 self.m_tuser_src.next = self.s1_tuser_src.val();
                 self.m_tuser_dst.next = self.s1_tuser_dst.val();
-                self.s1_tready.next = self.m_tready.val() & self.any.val();
-            }
-            if self.k.val() == self.idx[2].val() {
+                self.s1_tready.next = self.m_tready.val();
+            } else if self.k.val() == self.idx[2].val() {
                 self.m_tdata.next = self.s2_tdata.val();
                 self.m_tkeep.next = self.s2_tkeep.val();
                 self.m_tlast.next = self.s2_tlast.val();
-                self.m_tvalid.next = self.s2_tvalid.val() & self.any.val();
+                self.m_tvalid.next = self.s2_tvalid.val();
                 self.m_tuser_size.next = self.s2_tuser_size.val();
                 self.m_tuser_src.next = self.s2_tuser_src.val();
                 self.m_tuser_dst.next = self.s2_tuser_dst.val();
-                self.s2_tready.next = self.m_tready.val() & self.any.val();
-            }
-            if self.k.val() == self.idx[3].val() {
+                self.s2_tready.next = self.m_tready.val();
+            } else {
                 self.m_tdata.next = self.s3_tdata.val();
                 self.m_tkeep.next = self.s3_tkeep.val();
                 self.m_tlast.next = self.s3_tlast.val();
-                self.m_tvalid.next = self.s3_tvalid.val() & self.any.val();
+                self.m_tvalid.next = self.s3_tvalid.val();
                 self.m_tuser_size.next = self.s3_tuser_size.val();
                 self.m_tuser_src.next = self.s3_tuser_src.val();
                 self.m_tuser_dst.next = self.s3_tuser_dst.val();
-                self.s3_tready.next = self.m_tready.val() & self.any.val();
+                self.s3_tready.next = self.m_tready.val();
             }
+        } else {
+            self.m_tdata.next = self.zero512.val();
+            self.m_tkeep.next = self.zero64.val();
+            self.m_tlast.next = false;
+            self.m_tvalid.next = false;
+            self.m_tuser_size.next = self.zero16.val();
+            self.m_tuser_src.next = self.zero16.val();
+            self.m_tuser_dst.next = self.zero16.val();
         }
         if self.m_tvalid.val() & self.m_tready.val() {
             self.rr.d.next = self.k.val();
@@ -803,14 +804,8 @@ impl<const M: usize> Logic for PktMux2<M> {
             self.k.next = self.sel.q.val();
             self.any.next = true;
         }
-        self.m_tdata.next = self.s0_tdata.val();
-        self.m_tkeep.next = self.s0_tkeep.val();
-        self.m_tlast.next = self.s0_tlast.val();
-        self.m_tvalid.next = self.s0_tvalid.val();
-        self.m_tuser_size.next = self.s0_tuser_size.val();
-        self.m_tmeta.next = self.s0_tmeta.val();
-        self.s0_tready.next = self.m_tready.val() & self.any.val();
-        self.s1_tready.next = false;
+        // One if/else, each output assigned once a cycle (a default
+        // overwritten costs a simulator two 512-bit copies).
         if self.k.val() {
             self.m_tdata.next = self.s1_tdata.val();
             self.m_tkeep.next = self.s1_tkeep.val();
@@ -820,6 +815,15 @@ impl<const M: usize> Logic for PktMux2<M> {
             self.m_tmeta.next = self.s1_tmeta.val();
             self.s0_tready.next = false;
             self.s1_tready.next = self.m_tready.val();
+        } else {
+            self.m_tdata.next = self.s0_tdata.val();
+            self.m_tkeep.next = self.s0_tkeep.val();
+            self.m_tlast.next = self.s0_tlast.val();
+            self.m_tvalid.next = self.s0_tvalid.val();
+            self.m_tuser_size.next = self.s0_tuser_size.val();
+            self.m_tmeta.next = self.s0_tmeta.val();
+            self.s0_tready.next = self.m_tready.val() & self.any.val();
+            self.s1_tready.next = false;
         }
         if self.m_tvalid.val() & self.m_tready.val() {
             self.busy.d.next = !self.m_tlast.val();
