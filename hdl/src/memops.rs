@@ -549,9 +549,15 @@ impl Logic for ProtectEntry {
         self.hi_ok.b_hi.next = self.words[3].q.val();
         // The permission first: the range compares run only for a request
         // the entry could permit (an unused entry permits nothing).
-        self.may.next = self.check.val() & self.words[4].q.val().get_bit(0);
-        if self.writes.val() {
-            self.may.next = self.check.val() & self.words[4].q.val().get_bit(1);
+        // Under `check` (a transaction about to issue to this entry's
+        // destination), so an idle cycle costs one test an entry.
+        self.may.next = false;
+        if self.check.val() {
+            if self.writes.val() {
+                self.may.next = self.words[4].q.val().get_bit(1);
+            } else {
+                self.may.next = self.words[4].q.val().get_bit(0);
+            }
         }
         self.lo_ok.en.next = self.may.val();
         self.hi_ok.en.next = self.may.val();
