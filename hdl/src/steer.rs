@@ -338,9 +338,10 @@ impl Logic for Deframe {
         self.w_carry.narrow.next = self.carry.q.val();
         self.c_mid.hi.next = self.s_tdata.val().get_bits::<336>(0);
         self.c_mid.lo.next = self.carry.q.val();
-        // Defaults: the engine path's middle beat.
+        // Defaults: the engine path's middle beat (its data below, in the
+        // chain's last branches: a 512-bit default overwritten costs a
+        // simulator two full-width results on every other cycle).
         self.s_tready.next = self.m_tready.val();
-        self.m_tdata.next = self.c_mid.out.val();
         self.m_tkeep.next = self.ones64.val();
         self.m_tlast.next = false;
         self.m_tvalid.next = self.s_tvalid.val();
@@ -380,8 +381,11 @@ impl Logic for Deframe {
             self.m_tlast.next = self.s_tlast.val();
             self.m_tuser_size.next = self.size.q.val();
         } else if self.s_tlast.val() & (self.k.val() <= self.strip7.val()) {
+            self.m_tdata.next = self.c_mid.out.val();
             self.m_tlast.next = true;
             self.m_tkeep.next = self.ones64.val() >> self.keep_amt.val();
+        } else {
+            self.m_tdata.next = self.c_mid.out.val();
         }
         // ---- State and events.
         self.fire.next = self.s_tvalid.val() & self.s_tready.val();
