@@ -508,6 +508,9 @@ impl Avm {
 }
 
 impl Logic for Avm {
+    // Nested `if`s on purpose: `#[hdl_gen]` has no `&&`, and a `&` makes the
+    // generated C++ evaluate both sides every cycle.
+    #[allow(clippy::collapsible_if)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(

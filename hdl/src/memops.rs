@@ -939,6 +939,9 @@ impl<const K: usize> Default for Memops<K> {
 }
 
 impl<const K: usize> Logic for Memops<K> {
+    // Nested `if`s on purpose: `#[hdl_gen]` has no `&&`, and a `&` makes the
+    // generated C++ evaluate both sides every cycle.
+    #[allow(clippy::collapsible_if)]
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
