@@ -382,47 +382,51 @@ impl Logic for MemopsStage {
 
         if self.en.val() {
             self.q_v.d.next = self.i_v.val();
-            self.q_src.d.next = self.i_src.val();
-            self.q_op.d.next = self.i_op.val();
-            self.q_al.d.next = self.i_al.val();
-            self.q_ah.d.next = self.i_ah.val();
-            self.q_len.d.next = self.i_len.val();
-            self.q_tag.d.next = self.i_tag.val();
-            self.q_dl.d.next = self.i_dl.val();
-            self.q_dh.d.next = self.i_dh.val();
-            self.q_dst.d.next = self.i_dst.val();
-            self.q_has_dst.d.next = self.i_has_dst.val();
-            self.q_blocked.d.next = self.i_blocked.val();
-            self.q_error.d.next = self.i_error.val();
-            self.q_mirror.d.next = self.i_mirror.val();
-            self.q_bad.d.next = self.i_bad.val();
-            if self.hit.val() {
-                if self.action.val() == self.a_route.val() {
-                    self.q_dst.d.next = self.words[0].q.val().get_bits::<2>(12);
-                    self.q_has_dst.d.next = true;
-                }
-                if self.action.val() == self.a_remap.val() {
-                    self.q_al.d.next = self.r_add.s_lo.val();
-                    self.q_ah.d.next = self.r_add.s_hi.val();
-                    self.q_error.d.next = self.i_error.val()
-                        | !self.t_ge.le.val()
-                        | !self.t_le.le.val()
-                        | self.r_end.carry.val();
-                }
-                if self.action.val() == self.a_count.val() {
-                    self.tx.inc.next = self.one32.val();
-                    self.bytes.inc.next = self.len32.wide.val();
-                }
-                if self.action.val() == self.a_mirror.val() {
-                    self.q_mirror.d.next = true;
-                }
-                if (self.action.val() == self.a_reduce.val())
-                    & (self.i_op.val() == self.op_write.val())
-                {
-                    self.q_op.d.next = self.op_atomic.val();
-                }
-                if self.action.val() == self.a_block.val() {
-                    self.q_blocked.d.next = true;
+            // The payload loads only with a transaction (a clock enable; see
+            // the input register).
+            if self.i_v.val() {
+                self.q_src.d.next = self.i_src.val();
+                self.q_op.d.next = self.i_op.val();
+                self.q_al.d.next = self.i_al.val();
+                self.q_ah.d.next = self.i_ah.val();
+                self.q_len.d.next = self.i_len.val();
+                self.q_tag.d.next = self.i_tag.val();
+                self.q_dl.d.next = self.i_dl.val();
+                self.q_dh.d.next = self.i_dh.val();
+                self.q_dst.d.next = self.i_dst.val();
+                self.q_has_dst.d.next = self.i_has_dst.val();
+                self.q_blocked.d.next = self.i_blocked.val();
+                self.q_error.d.next = self.i_error.val();
+                self.q_mirror.d.next = self.i_mirror.val();
+                self.q_bad.d.next = self.i_bad.val();
+                if self.hit.val() {
+                    if self.action.val() == self.a_route.val() {
+                        self.q_dst.d.next = self.words[0].q.val().get_bits::<2>(12);
+                        self.q_has_dst.d.next = true;
+                    }
+                    if self.action.val() == self.a_remap.val() {
+                        self.q_al.d.next = self.r_add.s_lo.val();
+                        self.q_ah.d.next = self.r_add.s_hi.val();
+                        self.q_error.d.next = self.i_error.val()
+                            | !self.t_ge.le.val()
+                            | !self.t_le.le.val()
+                            | self.r_end.carry.val();
+                    }
+                    if self.action.val() == self.a_count.val() {
+                        self.tx.inc.next = self.one32.val();
+                        self.bytes.inc.next = self.len32.wide.val();
+                    }
+                    if self.action.val() == self.a_mirror.val() {
+                        self.q_mirror.d.next = true;
+                    }
+                    if (self.action.val() == self.a_reduce.val())
+                        & (self.i_op.val() == self.op_write.val())
+                    {
+                        self.q_op.d.next = self.op_atomic.val();
+                    }
+                    if self.action.val() == self.a_block.val() {
+                        self.q_blocked.d.next = true;
+                    }
                 }
             }
         }
@@ -1068,21 +1072,26 @@ impl<const K: usize> Logic for Memops<K> {
         // Input register and the malformed check (1..=8 bytes in one word).
         self.a3.narrow.next = self.req_al.val().get_bits::<3>(0);
         self.l5.narrow.next = self.req_len.val();
+        // The header loads only with a request (a clock enable): a bubble
+        // moves the valid bit alone and the payload holds, so a simulator
+        // copies nothing on the cycles without traffic.
         if self.en.val() {
             self.in_v.d.next = self.req_valid.val();
-            self.in_src.d.next = self.req_src.val();
-            self.in_op.d.next = self.req_op.val();
-            self.in_al.d.next = self.req_al.val();
-            self.in_ah.d.next = self.req_ah.val();
-            self.in_len.d.next = self.req_len.val();
-            self.in_tag.d.next = self.req_tag.val();
-            self.in_dl.d.next = self.req_dl.val();
-            self.in_dh.d.next = self.req_dh.val();
-            self.in_bad.d.next = (self.req_len.val() == self.zero4.val())
-                | (self.req_len.val() > self.eight4.val())
-                | ((self.a3.wide.val() + self.l5.wide.val()) > self.eight5.val())
-                | (self.req_op.val() == self.op_bad.val())
-                | !self.ctrl_en.q.val();
+            if self.req_valid.val() {
+                self.in_src.d.next = self.req_src.val();
+                self.in_op.d.next = self.req_op.val();
+                self.in_al.d.next = self.req_al.val();
+                self.in_ah.d.next = self.req_ah.val();
+                self.in_len.d.next = self.req_len.val();
+                self.in_tag.d.next = self.req_tag.val();
+                self.in_dl.d.next = self.req_dl.val();
+                self.in_dh.d.next = self.req_dh.val();
+                self.in_bad.d.next = (self.req_len.val() == self.zero4.val())
+                    | (self.req_len.val() > self.eight4.val())
+                    | ((self.a3.wide.val() + self.l5.wide.val()) > self.eight5.val())
+                    | (self.req_op.val() == self.op_bad.val())
+                    | !self.ctrl_en.q.val();
+            }
         }
         for j in 0..K {
             self.stages[j].clock.next = self.clock.val();

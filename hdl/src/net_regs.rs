@@ -4,7 +4,7 @@
 //! decodes its own block on the engine register port, as every engine
 //! does; its specification is `weft_model::net_regs::NetRegsModel`.
 
-use crate::common::{konst, word_of, Cat, Counter64};
+use crate::common::{konst, word_of, Cat, Counter64, Widen};
 use rust_hdl::prelude::*;
 use weft_regs::net::{self, RW, RW_MASK};
 use weft_regs::{Register, Value};
@@ -78,6 +78,9 @@ pub struct NetRegs {
     pub wt_data: Signal<Out, Bits<98>>,
     regs: [DFFWithInit<Bits<32>>; 19],
     counters: [Counter64; COUNTERS],
+    /// Each counter's event bit as its 32-bit increment (a zero-extension,
+    /// not a branch on the event).
+    inc32: [Widen<32, 1>; COUNTERS],
     w_rw: [Constant<Bits<14>>; 19],
     m_rw: [Constant<Bits<32>>; 19],
     w_lo: [Constant<Bits<14>>; COUNTERS],
@@ -85,7 +88,6 @@ pub struct NetRegs {
     w_seq: Constant<Bits<14>>,
     w_cmd: Constant<Bits<14>>,
     byte: [Constant<Bits<32>>; 4],
-    one32: Constant<Bits<32>>,
     zero32: Constant<Bits<32>>,
     smask: Signal<Local, Bits<32>>,
     c_card_mac: Cat<48, 16, 32>,
@@ -138,6 +140,7 @@ impl NetRegs {
                 DFFWithInit::new(Bits::from((reset_of(&RW[i]) & RW_MASK[i]) as u64))
             }),
             counters: array_init::array_init(|_| Default::default()),
+            inc32: array_init::array_init(|_| Default::default()),
             w_rw: array_init::array_init(|i| Constant::new(word_of(&RW[i]))),
             m_rw: array_init::array_init(|i| konst(RW_MASK[i] as u64)),
             w_lo: array_init::array_init(|i| Constant::new(word_of(&net::COUNTERS[2 * i]))),
@@ -145,7 +148,6 @@ impl NetRegs {
             w_seq: Constant::new(word_of(&net::PACK_SEQ)),
             w_cmd: Constant::new(word_of(&net::WT_CMD)),
             byte: array_init::array_init(|i| konst(0xff << (8 * i))),
-            one32: konst(1),
             zero32: konst(0),
             smask: Default::default(),
             c_card_mac: Default::default(),
@@ -168,10 +170,8 @@ impl Logic for NetRegs {
         // keep it from folding (`weft_hdl::dff_fold`).
         for i in 0..COUNTERS {
             self.counters[i].clock.next = self.clock.val();
-            self.counters[i].inc.next = self.zero32.val();
-            if self.inc.val().get_bit(i) {
-                self.counters[i].inc.next = self.one32.val();
-            }
+            self.inc32[i].narrow.next = self.inc.val().get_bits::<1>(i);
+            self.counters[i].inc.next = self.inc32[i].wide.val();
             self.counters[i].clear.next = false;
             self.counters[i].latch.next = false;
         }

@@ -46,7 +46,7 @@
 
 use crate::avm::Avm;
 use crate::cdc::{AxilCdc, SyncBit};
-use crate::common::{konst, Cat, Pair, Widen};
+use crate::common::{konst, Cat, Pack, Pair, Widen};
 use crate::csr::Csr;
 use crate::frame_check::FrameCheck;
 use crate::framer::Framer;
@@ -217,9 +217,10 @@ pub struct WeftTop {
     rx_ready: Signal<Local, Bit>,
     h2c_ready: Signal<Local, Bit>,
     n_aw: Signal<Local, Bit>,
-    inc: Signal<Local, Bits<COUNTERS>>,
-    ev: [Signal<Local, Bit>; COUNTERS],
-    one_hot: [Constant<Bits<COUNTERS>>; COUNTERS],
+    /// The counter events side by side: a concatenation, not an OR of
+    /// one-hot constants under each event's `if` (a data-dependent branch
+    /// per event and cycle in a simulator).
+    ev: Pack<COUNTERS, 1, COUNTERS>,
     c_rx_ret: Cat<{ wire::RET_BITS }, 1, 96>,
     c_h2c_ret: Cat<{ wire::RET_BITS }, 1, 96>,
     c_ack_id: Cat<32, 16, 16>,
@@ -238,7 +239,6 @@ pub struct WeftTop {
     zero32: Constant<Bits<32>>,
     zero128: Constant<Bits<128>>,
     zero512: Constant<Bits<512>>,
-    zero_inc: Constant<Bits<COUNTERS>>,
     src_memops: Constant<Bits<16>>,
     zero_ret: Constant<Bits<{ wire::RET_BITS }>>,
     d_kv: Constant<Bits<2>>,
@@ -351,9 +351,7 @@ impl WeftTop {
             rx_ready: Default::default(),
             h2c_ready: Default::default(),
             n_aw: Default::default(),
-            inc: Default::default(),
-            ev: array_init::array_init(|_| Default::default()),
-            one_hot: array_init::array_init(|k| konst(1 << k)),
+            ev: Default::default(),
             c_rx_ret: Default::default(),
             c_h2c_ret: Default::default(),
             c_ack_id: Default::default(),
@@ -373,7 +371,6 @@ impl WeftTop {
             zero32: konst(0),
             zero128: Constant::new(0u64.into()),
             zero512: Constant::new(0u64.into()),
-            zero_inc: konst(0),
             src_memops: konst(wire::SRC_MEMOPS as u64),
             zero_ret: Constant::new(0u64.into()),
             d_kv: konst(1),
@@ -917,32 +914,28 @@ impl Logic for WeftTop {
         self.tx.m_tready.next = self.m_axis_adap_tx_250mhz_tready.val() & self.run.val();
 
         // ---- Frame counters (`net::COUNTER_NAMES` order).
-        self.ev[0].next = self.rx_fc.ev_frame.val();
-        self.ev[1].next = self.rx_fc.ev_bad.val();
-        self.ev[2].next = self.rx_df.ev_engine.val();
-        self.ev[3].next = self.rx_df.ev_pass.val();
-        self.ev[4].next = self.rx_df.ev_malformed.val();
-        self.ev[5].next = self.h2c_fc.ev_frame.val();
-        self.ev[6].next = self.h2c_fc.ev_bad.val();
-        self.ev[7].next = self.h2c_df.ev_engine.val();
-        self.ev[8].next = self.h2c_df.ev_pass.val();
-        self.ev[9].next = self.h2c_df.ev_malformed.val();
-        self.ev[10].next =
-            self.m_axis_qdma_c2h_tvalid.val() & self.c2h.m_tready.val() & self.c2h.m_tlast.val();
-        self.ev[11].next = self.m_axis_adap_tx_250mhz_tvalid.val()
+        self.ev.lane[0].next = self.rx_fc.ev_frame.val().into();
+        self.ev.lane[1].next = self.rx_fc.ev_bad.val().into();
+        self.ev.lane[2].next = self.rx_df.ev_engine.val().into();
+        self.ev.lane[3].next = self.rx_df.ev_pass.val().into();
+        self.ev.lane[4].next = self.rx_df.ev_malformed.val().into();
+        self.ev.lane[5].next = self.h2c_fc.ev_frame.val().into();
+        self.ev.lane[6].next = self.h2c_fc.ev_bad.val().into();
+        self.ev.lane[7].next = self.h2c_df.ev_engine.val().into();
+        self.ev.lane[8].next = self.h2c_df.ev_pass.val().into();
+        self.ev.lane[9].next = self.h2c_df.ev_malformed.val().into();
+        self.ev.lane[10].next =
+            (self.m_axis_qdma_c2h_tvalid.val() & self.c2h.m_tready.val() & self.c2h.m_tlast.val())
+                .into();
+        self.ev.lane[11].next = (self.m_axis_adap_tx_250mhz_tvalid.val()
             & self.tx.m_tready.val()
-            & self.tx.m_tlast.val();
-        self.ev[12].next = self.fr_ack.h_valid.val() & self.fr_ack.h_ready.val();
-        self.ev[13].next = self.rec.ev_frame.val();
-        self.ev[14].next = self.fan.ev_copy.val();
-        self.ev[15].next = self.fan.ev_skip.val();
-        self.ev[16].next = self.fr_mo.h_valid.val() & self.fr_mo.h_ready.val();
-        self.inc.next = self.zero_inc.val();
-        for k in 0..COUNTERS {
-            if self.ev[k].val() {
-                self.inc.next = self.inc.val() | self.one_hot[k].val();
-            }
-        }
-        self.net.inc.next = self.inc.val();
+            & self.tx.m_tlast.val())
+        .into();
+        self.ev.lane[12].next = (self.fr_ack.h_valid.val() & self.fr_ack.h_ready.val()).into();
+        self.ev.lane[13].next = self.rec.ev_frame.val().into();
+        self.ev.lane[14].next = self.fan.ev_copy.val().into();
+        self.ev.lane[15].next = self.fan.ev_skip.val().into();
+        self.ev.lane[16].next = (self.fr_mo.h_valid.val() & self.fr_mo.h_ready.val()).into();
+        self.net.inc.next = self.ev.out.val();
     }
 }

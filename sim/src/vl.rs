@@ -241,8 +241,7 @@ impl<I: PortSet, O: PortSet> VerilatorDut<I, O> {
     /// before the last step's edge.
     pub fn run(&mut self, inputs: &I, n: u64, drive: bool) -> O {
         self.rising.clear();
-        self.rising
-            .extend((self.step..self.step + n).map(|s| self.by_port.rising(s)));
+        self.by_port.rising_into(self.step, n, &mut self.rising);
         let first = self.step;
         self.step += n;
         let t0 = self.profile.is_some().then(Instant::now);

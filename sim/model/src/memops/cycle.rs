@@ -35,6 +35,11 @@
 //! `K + 1` cycles after it was accepted; every cycle the enable is low in
 //! between adds one. One request header is accepted per cycle.
 //!
+//! A bubble (no request taken, or an empty register before a stage) moves
+//! only the valid bit: `in_*` and each stage's `q_*` keep the header of
+//! their last transaction (a clock enable in the RTL), and the ports that
+//! show them (`out_*` with `out_valid` low) show that header.
+//!
 //! # One enable
 //!
 //! `en = !fin_v | (issue & dst_ready & any_free) | (is_local & lf not full)`,
@@ -500,33 +505,45 @@ impl Dut for MemopsCycle {
                 } else {
                     self.stages[j - 1].q
                 };
-                let (y, c) = self.stages[j].transform(&x);
-                self.stages[j].q = y;
-                counted[j] = c.then_some(x.len as u32);
+                // A bubble moves the valid bit alone: the payload holds
+                // (the RTL's clock enable), and the ports show it.
+                if x.v {
+                    let (y, c) = self.stages[j].transform(&x);
+                    self.stages[j].q = y;
+                    counted[j] = c.then_some(x.len as u32);
+                } else {
+                    self.stages[j].q.v = false;
+                }
             }
-            let bad = !self.ctrl_en
-                || Op::from_code(i.req_op).is_none_or(|op| {
-                    !Request {
-                        src: i.req_src,
-                        op,
-                        addr: i.req_al as u64,
-                        len: i.req_len,
-                        tag: 0,
-                        data: 0,
-                    }
-                    .well_formed()
-                });
-            self.input = Txn {
-                v: i.req_valid,
-                src: i.req_src,
-                op: i.req_op,
-                addr: i.req_al as u64 | (i.req_ah as u64) << 32,
-                len: i.req_len,
-                tag: i.req_tag,
-                data: i.req_dl as u64 | (i.req_dh as u64) << 32,
-                marks: Marks::default(),
-                bad,
-            };
+            // The input register likewise loads its header only with a
+            // request.
+            if i.req_valid {
+                let bad = !self.ctrl_en
+                    || Op::from_code(i.req_op).is_none_or(|op| {
+                        !Request {
+                            src: i.req_src,
+                            op,
+                            addr: i.req_al as u64,
+                            len: i.req_len,
+                            tag: 0,
+                            data: 0,
+                        }
+                        .well_formed()
+                    });
+                self.input = Txn {
+                    v: true,
+                    src: i.req_src,
+                    op: i.req_op,
+                    addr: i.req_al as u64 | (i.req_ah as u64) << 32,
+                    len: i.req_len,
+                    tag: i.req_tag,
+                    data: i.req_dl as u64 | (i.req_dh as u64) << 32,
+                    marks: Marks::default(),
+                    bad,
+                };
+            } else {
+                self.input.v = false;
+            }
         }
 
         // Registers. Reads first: a TEL_LO read latches before the edge's
