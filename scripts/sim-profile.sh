@@ -14,27 +14,35 @@
 # instruction-cache misses, mispredicted branches. Deterministic too, and
 # slower (half an hour at the default size).
 #
-# Usage: scripts/sim-profile.sh [--caches] [CYCLES]   (default 20000; 10000 with --caches)
+# With --idle the bench offers no frames (`weft bench sim --idle`): what
+# evaluating every block costs with nothing to do.
+#
+# Usage: scripts/sim-profile.sh [--caches] [--idle] [CYCLES]   (default 20000; 10000 with --caches)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 caches=0
-if [[ ${1:-} == --caches ]]; then
-    caches=1
+idle=()
+while [[ ${1:-} == --* ]]; do
+    case $1 in
+        --caches) caches=1 ;;
+        --idle) idle=(--idle) ;;
+        *) echo "sim-profile: unknown option $1" >&2; exit 2 ;;
+    esac
     shift
-fi
+done
 cycles=${1:-$(( caches ? 10000 : 20000 ))}
 command -v valgrind >/dev/null || { echo "sim-profile: needs valgrind" >&2; exit 2; }
 cargo build --release --quiet -p weft
 export WEFT_VERILATOR_DEBUGINFO=1
 work=$(mktemp -d)
 trap '[[ -n ${WEFT_PROFILE_KEEP:-} ]] && cp "$work/ann.txt" "$WEFT_PROFILE_KEEP"; rm -rf "$work"' EXIT
-args=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only verilator)
+args=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only verilator "${idle[@]}")
 if (( caches )); then
     # The bench runs the trained card twice (timed, then profiled) and
     # the untrained once, each for its configuration and the traffic.
     for run in "verilator:2" "verilator, untrained:1"; do
         name=${run%:*} runs=${run##*:}
-        a=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only "$name")
+        a=(bench sim --cycles "$cycles" --rust-hdl-cycles 0 --repeat 1 --only "$name" "${idle[@]}")
         ./target/release/weft "${a[@]}" --json >"$work/bench.json"
         config=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_cycles"])' "$work/bench.json")
         valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes \

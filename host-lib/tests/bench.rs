@@ -116,6 +116,7 @@ fn sim_bench_runs_agree_frame_for_frame() {
         seed: 2,
         repeat: 2,
         only: None,
+        idle: false,
         progress: None,
     })
     .unwrap();

@@ -62,6 +62,10 @@ pub struct SimBenchOptions<'a> {
     pub repeat: u32,
     /// Only the simulation of this name (as the report names it).
     pub only: Option<String>,
+    /// Offer no frames after the configuration: what evaluating every
+    /// block every cycle costs with nothing to do, against which the
+    /// traffic's own cost shows.
+    pub idle: bool,
     /// Progress messages.
     pub progress: Option<&'a (dyn Fn(&str) + Sync)>,
 }
@@ -123,6 +127,8 @@ pub struct Profile {
 pub struct SimBench {
     /// Seed of the configuration and traffic.
     pub seed: u64,
+    /// No frames were offered after the configuration.
+    pub idle: bool,
     /// Cycles the register configuration took before the traffic (the same
     /// on every RTL run).
     pub config_cycles: u64,
@@ -248,7 +254,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
                     opts.repeat.max(1)
                 ),
             );
-            let d = Driving::new(name, how, cycles, opts.seed, compare)?;
+            let d = Driving::new(name, how, cycles, opts.seed, compare, opts.idle)?;
             if kind == SimKind::RustHdl {
                 keep(&mut drives, k, interleaved(vec![d])?.remove(0))?;
             } else {
@@ -275,7 +281,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
             untrained: false,
             profile: true,
         };
-        let profiled = drive(name, how, opts.cycles, opts.seed, 0)?;
+        let profiled = drive(name, how, opts.cycles, opts.seed, 0, opts.idle)?;
         if let Some(d) = drives.iter_mut().find(|d| d.run.simulation == name) {
             d.run.profile = profiled.run.profile;
         }
@@ -328,6 +334,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     runs.sort_by(|a, b| b.cycles_per_second.total_cmp(&a.cycles_per_second));
     Ok(SimBench {
         seed: opts.seed,
+        idle: opts.idle,
         config_cycles,
         runs,
         split_speedup,
@@ -371,6 +378,8 @@ struct Driving {
     name: String,
     dev: SimDevice,
     traffic: Sustained,
+    /// No frames offered.
+    idle: bool,
     cycles: u64,
     start: u64,
     limit: u64,
@@ -391,7 +400,7 @@ struct Driving {
 impl Driving {
     /// Configure a fresh card for `cycles` of sustained traffic, recording
     /// the frames it sends before `compare` cycles of it.
-    fn new(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Self> {
+    fn new(name: &str, how: How, cycles: u64, seed: u64, compare: u64, idle: bool) -> Result<Self> {
         let so = SimulatorOptions {
             shape: how.shape,
             profile: how.profile,
@@ -409,6 +418,7 @@ impl Driving {
             name: name.to_string(),
             dev,
             traffic,
+            idle,
             cycles,
             start,
             limit: start + compare,
@@ -432,7 +442,7 @@ impl Driving {
         let t0 = Instant::now();
         let mut making = 0.0;
         for (k, port) in [Port::Wire, Port::Host].into_iter().enumerate() {
-            while self.dev.backlog(port) < BACKLOG {
+            while !self.idle && self.dev.backlog(port) < BACKLOG {
                 if self.made[k].is_empty() {
                     let t1 = Instant::now();
                     let t = self.traffic.batch(BATCH);
@@ -549,8 +559,8 @@ fn keep(drives: &mut Vec<(usize, Drive)>, k: usize, d: Drive) -> Result<()> {
 }
 
 /// Configure a fresh card and run `cycles` of sustained traffic on it.
-fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64) -> Result<Drive> {
-    let mut d = Driving::new(name, how, cycles, seed, compare)?;
+fn drive(name: &str, how: How, cycles: u64, seed: u64, compare: u64, idle: bool) -> Result<Drive> {
+    let mut d = Driving::new(name, how, cycles, seed, compare, idle)?;
     while !d.done() {
         d.slice()?;
     }

@@ -71,6 +71,11 @@ pub struct BenchSimArgs {
     /// Run only the simulation of this name, e.g. "verilator, stepped".
     #[arg(long, value_name = "NAME")]
     only: Option<String>,
+    /// Offer no frames after the configuration: the card's cost with
+    /// nothing to do (every block is still evaluated every cycle), against
+    /// which the traffic's own cost shows.
+    #[arg(long)]
+    idle: bool,
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
@@ -568,6 +573,7 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
         seed: a.seed,
         repeat: a.repeat,
         only: a.only.clone(),
+        idle: a.idle,
         progress: Some(&progress),
     });
     pb.finish_and_clear();
@@ -575,10 +581,17 @@ fn bench_sim(a: BenchSimArgs) -> Result<()> {
     if a.json {
         return print_json(&r);
     }
-    println!(
-        "weft_top, sustained mixed traffic on both inputs (seed {}), after {} cycles of configuration:",
-        r.seed, r.config_cycles
-    );
+    if r.idle {
+        println!(
+            "weft_top, idle (no frames offered), after {} cycles of configuration (seed {}):",
+            r.config_cycles, r.seed
+        );
+    } else {
+        println!(
+            "weft_top, sustained mixed traffic on both inputs (seed {}), after {} cycles of configuration:",
+            r.seed, r.config_cycles
+        );
+    }
     for run in &r.runs {
         println!(
             "  {:<32} {:>9} cycles {:>8.2} s {:>12.0} cycles/s   {:>6} frames in, {:>6} out, {:.1} bytes in/cycle",
