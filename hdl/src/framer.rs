@@ -62,8 +62,15 @@ const LAYOUT: [Part; 15] = [
 /// because rust-hdl has no concatenation; its Rust simulation and its
 /// Verilog are both generated from one layout table, and the framer's
 /// three-witness test keeps them equal.
+///
+/// `hdr` is 0 without `en`: the framer needs its header only while it
+/// holds a frame's metadata, and a cycle-based simulator, which evaluates
+/// every expression on every cycle, then tests one bit instead of
+/// assembling 42 bytes (in hardware, an AND a bit).
 #[derive(LogicBlock, Default)]
 pub struct FrameHeader {
+    /// Assemble the header this cycle (`hdr` is 0 otherwise).
+    pub en: Signal<In, Bit>,
     /// Destination MAC (first wire byte in bits 47:40).
     pub dmac: Signal<In, Bits<48>>,
     /// Source MAC.
@@ -130,6 +137,10 @@ impl FrameHeader {
 impl Logic for FrameHeader {
     fn update(&mut self) {
         let mut out: Bits<336> = Default::default();
+        if !self.en.val() {
+            self.hdr.next = out;
+            return;
+        }
         let mut at = 0;
         for part in LAYOUT {
             let (v, n) = match part {
@@ -150,7 +161,10 @@ impl Logic for FrameHeader {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!("always @(*) hdr = {};", Self::verilog_expr()))
+        Verilog::Custom(format!(
+            "always @(*) if (en) hdr = {}; else hdr = 336'b0;",
+            Self::verilog_expr()
+        ))
     }
 }
 
@@ -252,6 +266,7 @@ pub struct Framer {
     zero16: Constant<Bits<16>>,
     zero6: Constant<Bits<6>>,
     fixed_sum: Constant<Bits<20>>,
+    zero20: Constant<Bits<20>>,
     ones64: Constant<Bits<64>>,
     ones512: Constant<Bits<512>>,
     zero512: Constant<Bits<512>>,
@@ -340,6 +355,7 @@ impl Framer {
             // flags 0x4000 (DF), TTL and protocol (the ID and checksum
             // fields are 0 in the sum).
             fixed_sum: konst(0x4500 + 0x4000 + ((TTL as u64) << 8 | PROTO_UDP as u64)),
+            zero20: konst(0),
             ones64: konst(u64::MAX),
             ones512: Constant::new(!Bits::<512>::default()),
             zero512: Constant::new(Bits::<512>::default()),
@@ -378,17 +394,23 @@ impl Logic for Framer {
         self.w_sip_lo.narrow.next = self.card_ip.val().get_bits::<16>(0);
         self.w_dip_hi.narrow.next = self.h_dip.val().get_bits::<16>(16);
         self.w_dip_lo.narrow.next = self.h_dip.val().get_bits::<16>(0);
-        self.sum.next = self.fixed_sum.val()
-            + self.w_len.wide.val()
-            + self.w_sip_hi.wide.val()
-            + self.w_sip_lo.wide.val()
-            + self.w_dip_hi.wide.val()
-            + self.w_dip_lo.wide.val();
+        // Summed only with metadata, like the header it goes into.
+        if self.h_valid.val() {
+            self.sum.next = self.fixed_sum.val()
+                + self.w_len.wide.val()
+                + self.w_sip_hi.wide.val()
+                + self.w_sip_lo.wide.val()
+                + self.w_dip_hi.wide.val()
+                + self.w_dip_lo.wide.val();
+        } else {
+            self.sum.next = self.zero20.val();
+        }
         self.w_f1_lo.narrow.next = self.sum.val().get_bits::<16>(0);
         self.w_f1_hi.narrow.next = self.sum.val().get_bits::<4>(16);
         self.f1.next = self.w_f1_lo.wide.val() + self.w_f1_hi.wide.val();
         self.w_f2_hi.narrow.next = self.f1.val().get_bits::<1>(16);
         self.f2.next = self.f1.val().get_bits::<16>(0) + self.w_f2_hi.wide.val();
+        self.header.en.next = self.h_valid.val();
         self.header.dmac.next = self.h_dmac.val();
         self.header.smac.next = self.card_mac.val();
         self.header.total.next = self.ip_len.val();

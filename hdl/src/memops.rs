@@ -1050,13 +1050,18 @@ impl<const K: usize> Logic for Memops<K> {
             self.local_status.next = self.st_error.val();
         }
 
-        // ---- A free switch tag (any one: the highest).
+        // ---- A free switch tag (any one: the highest). Looked for only
+        // with a transaction at the end of the pipeline, the only time a
+        // tag is taken: a simulator skips the 16-way search on the other
+        // cycles.
         self.any_free.next = false;
         self.free_idx.next = self.zero4.val();
-        for t in 0..TAGS {
-            if !self.tag_v[t].q.val() {
-                self.any_free.next = true;
-                self.free_idx.next = self.tag_no[t].val();
+        if self.fin_v.val() {
+            for t in 0..TAGS {
+                if !self.tag_v[t].q.val() {
+                    self.any_free.next = true;
+                    self.free_idx.next = self.tag_no[t].val();
+                }
             }
         }
 

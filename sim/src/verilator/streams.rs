@@ -113,9 +113,13 @@ fn set_data(m: &str, bytes: usize) -> String {
         };
         format!("{{ uint64_t v = 0; std::memcpy(&v, src, n); {m} = static_cast<{ty}>(v); }}\n")
     } else {
-        let words = bytes.div_ceil(4);
+        // Straight into the port's words (little-endian, as the bytes of
+        // a beat are): a bounce through a local array made the word loads
+        // wait on the byte stores behind them. A whole beat is a copy of
+        // known size, which the compiler inlines.
+        let span = bytes.div_ceil(4) * 4;
         format!(
-            "{{ uint32_t w[{words}] = {{0}}; std::memcpy(w, src, n); for (int j = 0; j < {words}; ++j) {m}[j] = w[j]; }}\n"
+            "{{ uint8_t* d = reinterpret_cast<uint8_t*>(&{m}[0]); if (n == {bytes}) std::memcpy(d, src, {bytes}); else {{ std::memcpy(d, src, n); std::memset(d + n, 0, {span} - n); }} }}\n"
         )
     }
 }
@@ -144,15 +148,14 @@ fn zero_keep(m: &str, bytes: usize) -> String {
     }
 }
 
-/// Code reading a `bytes`-byte data member into the byte array `dst`.
+/// Code pointing `buf` at the bytes of a `bytes`-byte data member: the
+/// port's own words when it is wide (little-endian, as a beat's bytes
+/// are), else a copy.
 fn get_data(m: &str, bytes: usize) -> String {
     if bytes <= 8 {
-        format!("{{ const uint64_t v = {m}; std::memcpy(dst, &v, {bytes}); }}\n")
+        format!("uint8_t bytes[8]; {{ const uint64_t v = {m}; std::memcpy(bytes, &v, 8); }}\n        const uint8_t* const buf = bytes;\n")
     } else {
-        let words = bytes.div_ceil(4);
-        format!(
-            "{{ uint32_t w[{words}]; for (int j = 0; j < {words}; ++j) w[j] = {m}[j]; std::memcpy(dst, w, {bytes}); }}\n"
-        )
+        format!("const uint8_t* const buf = reinterpret_cast<const uint8_t*>(&{m}[0]);\n")
     }
 }
 
@@ -198,7 +201,7 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
     let ins: Vec<&Stream> = list.iter().filter(|s| s.dir == StreamDir::In).collect();
     let outs: Vec<&Stream> = list.iter().filter(|s| s.dir == StreamDir::Out).collect();
     let fields = format!(
-        "    WeftInStream ins[{}];\n    WeftOutStream outs[{}];\n    // Nanoseconds spent in eval() by weft_run, when profiling.\n    bool profile = false;\n    uint64_t eval_ns = 0;\n",
+        "    WeftInStream ins[{}];\n    WeftOutStream outs[{}];\n    // Frame buffers to reuse (weft_recycle, weft_reuse).\n    std::vector<std::vector<uint8_t>> pool;\n    // Nanoseconds spent in eval() by weft_run, when profiling.\n    bool profile = false;\n    uint64_t eval_ns = 0;\n",
         ins.len().max(1),
         outs.len().max(1)
     );
@@ -245,7 +248,7 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
         let last = member(layout, &format!("{}_tlast", s.name));
         let _ = writeln!(
             shake,
-            "    if ({valid} && {ready}) {{ WeftInStream& s = m->ins[{k}]; if ({last}) {{ s.q.pop_front(); s.beat = 0; }} else {{ ++s.beat; }} }}"
+            "    if ({valid} && {ready}) {{ WeftInStream& s = m->ins[{k}]; if ({last}) {{ weft_recycle(m, s.q.front()); s.q.pop_front(); s.beat = 0; }} else {{ ++s.beat; }} }}"
         );
     }
     for (k, s) in outs.iter().enumerate() {
@@ -263,10 +266,11 @@ pub(crate) fn runner(layout: &Layout, set: &str, get: &str) -> Runner {
             "0u".to_string()
         };
         let _ = writeln!(shake, "    if ({valid} && {ready}) {{  // {}", s.name);
+        let _ = writeln!(shake, "        WeftOutStream& o = m->outs[{k}];");
+        // A new frame's buffer is a recycled one when there is one.
         let _ = writeln!(
             shake,
-            "        WeftOutStream& o = m->outs[{k}];\n        uint8_t buf[{}];\n        uint8_t* dst = buf;",
-            s.bytes
+            "        if (o.cur.capacity() == 0) weft_reuse(m, o.cur);"
         );
         if s.size {
             // The frame's size comes with its first beat: its buffer is
@@ -307,6 +311,23 @@ inline void weft_get_out(WeftModel* m, uint32_t* out) {{
     (void)out;
 {get}}}
 
+// Frame buffers go back to a pool when their frame is done and come out
+// for the next one: a frame then costs no allocation once the pool holds
+// as many buffers as frames are in flight.
+inline void weft_recycle(WeftModel* m, std::vector<uint8_t>& v) {{
+    if (m->pool.size() < 256 && v.capacity() != 0) {{
+        v.clear();
+        m->pool.push_back(std::move(v));
+    }}
+}}
+
+inline void weft_reuse(WeftModel* m, std::vector<uint8_t>& v) {{
+    if (!m->pool.empty()) {{
+        v = std::move(m->pool.back());
+        m->pool.pop_back();
+    }}
+}}
+
 inline void weft_drive(WeftModel* m, bool drive) {{
     Vtop* const t = m->top;
     (void)t;
@@ -330,7 +351,10 @@ WEFT_API int32_t weft_push(void* p, uint32_t s, const uint8_t* bytes, uint32_t l
     WeftModel* const m = static_cast<WeftModel*>(p);
     if (s >= {n_in}u) return 1;
     if (len == 0) return 2;
-    m->ins[s].q.emplace_back(bytes, bytes + len);
+    std::vector<uint8_t> v;
+    weft_reuse(m, v);
+    v.assign(bytes, bytes + len);
+    m->ins[s].q.push_back(std::move(v));
     return 0;
 }}
 
@@ -358,6 +382,7 @@ WEFT_API int64_t weft_pop(void* p, uint32_t s, uint8_t* buf, uint64_t cap, uint6
     if (len) std::memcpy(buf, f.bytes.data(), f.bytes.size());
     *step = f.step;
     *size = f.size;
+    weft_recycle(m, f.bytes);
     m->outs[s].done.pop_front();
     return len;
 }}

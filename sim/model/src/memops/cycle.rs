@@ -52,7 +52,8 @@
 //! # Switch tags
 //!
 //! Sixteen entries `tag_v`/`tag_src`/`tag_tag`. The free entry offered
-//! (`out_stag`) is the highest-numbered one not valid (0 when none is). An
+//! (`out_stag`) is the highest-numbered one not valid (0 when none is, and
+//! on a cycle with no request in the last stage, where none is looked for). An
 //! issue that leaves takes it, recording the requester's port and tag. A
 //! destination completion (`cin_*`) finds its entry by `cin_stag`, is passed
 //! through to `cout_*` in the same cycle with that port and tag, and frees
@@ -318,7 +319,9 @@ impl MemopsCycle {
         };
         let issue = fin.v && verdict.is_ok();
         let local = verdict.err().filter(|_| fin.v);
-        let free_idx = (0..TAGS).rev().find(|&t| !self.tag_v[t]);
+        // Searched only with a request in the last stage (the RTL skips
+        // the search otherwise; `out_stag` then shows 0).
+        let free_idx = (0..TAGS).rev().find(|&t| !self.tag_v[t]).filter(|_| fin.v);
         let dst_ready = i.out_ready >> fin.dst() & 1 != 0;
         let en = !fin.v
             || (issue && dst_ready && free_idx.is_some())
