@@ -184,6 +184,7 @@ pub struct KvAgg<const L: usize, const W: usize, const SB: usize> {
     w_geometry: Constant<Bits<14>>,
     w_cnt_lo: [Constant<Bits<14>>; N_COUNTERS],
     w_cnt_hi: [Constant<Bits<14>>; N_COUNTERS],
+    zero5: Constant<Bits<5>>,
     zero6: Constant<Bits<6>>,
     zero3: Constant<Bits<3>>,
     zero32: Constant<Bits<32>>,
@@ -402,6 +403,7 @@ impl<const L: usize, const W: usize, const SB: usize> KvAgg<L, W, SB> {
             w_geometry: Constant::new(word_of(&kv::GEOMETRY)),
             w_cnt_lo: array_init::array_init(|i| Constant::new(word_of(&kv::COUNTERS[2 * i]))),
             w_cnt_hi: array_init::array_init(|i| Constant::new(word_of(&kv::COUNTERS[2 * i + 1]))),
+            zero5: konst(0),
             zero6: konst(0),
             zero3: konst(0),
             zero32: konst(0),
@@ -576,63 +578,86 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
             & (self.size20.val() <= self.max_bytes.val());
 
         // ---- The sender's window: 32 packets from `base`, bit i = base + i seen.
-        self.cur_base.next = self.win_base[0].q.val();
-        self.cur_bits.next = self.win_bits[0].q.val();
-        for i in 0..SENDERS {
-            if self.h_sidx.val().index() == i {
-                self.cur_base.next = self.win_base[i].q.val();
-                self.cur_bits.next = self.win_bits[i].q.val();
+        // Computed only for a header beat taken (nothing reads it on any
+        // other cycle): a simulator skips the sender lookup, the log
+        // shifter and the adders on the body beats and idle cycles.
+        if self.fire.val() & self.is_hdr.val() {
+            self.cur_base.next = self.win_base[0].q.val();
+            self.cur_bits.next = self.win_bits[0].q.val();
+            for i in 0..SENDERS {
+                if self.h_sidx.val().index() == i {
+                    self.cur_base.next = self.win_base[i].q.val();
+                    self.cur_bits.next = self.win_bits[i].q.val();
+                }
+            }
+            self.d.next = self.h_seq.val() - self.cur_base.val();
+            self.d5.next = self.d.val().get_bits::<5>(0);
+            self.old.next = self.d.val().get_bit(31);
+            self.in_win.next = !self.d.val().get_bits::<27>(5).any();
+            self.seen.next = self.cur_bits.val().get_bit(self.d5.val().index());
+            self.dup.next = self.old.val() | (self.in_win.val() & self.seen.val());
+            self.fresh.next = self.in_win.val() & !self.seen.val();
+            // Mark the packet, then shift the run of ones at the bottom out of
+            // the window (a log shifter: trailing ones by halving).
+            self.onehot.next = self.one32.val() << self.d5.val();
+            self.x[0].next = self.cur_bits.val() | self.onehot.val();
+            self.t[0].next = self.zero6.val();
+            self.x[1].next = self.x[0].val();
+            self.t[1].next = self.t[0].val();
+            if self.x[0].val().get_bits::<16>(0) == self.ones16.val() {
+                self.x[1].next = self.x[0].val() >> 16;
+                self.t[1].next = self.t[0].val() + self.t16.val();
+            }
+            self.x[2].next = self.x[1].val();
+            self.t[2].next = self.t[1].val();
+            if self.x[1].val().get_bits::<8>(0) == self.ones8.val() {
+                self.x[2].next = self.x[1].val() >> 8;
+                self.t[2].next = self.t[1].val() + self.t8.val();
+            }
+            self.x[3].next = self.x[2].val();
+            self.t[3].next = self.t[2].val();
+            if self.x[2].val().get_bits::<4>(0) == self.ones4.val() {
+                self.x[3].next = self.x[2].val() >> 4;
+                self.t[3].next = self.t[2].val() + self.t4.val();
+            }
+            self.x[4].next = self.x[3].val();
+            self.t[4].next = self.t[3].val();
+            if self.x[3].val().get_bits::<2>(0) == self.ones2.val() {
+                self.x[4].next = self.x[3].val() >> 2;
+                self.t[4].next = self.t[3].val() + self.t2.val();
+            }
+            self.x[5].next = self.x[4].val();
+            self.t[5].next = self.t[4].val();
+            if self.x[4].val().get_bit(0) {
+                self.x[5].next = self.x[4].val() >> 1;
+                self.t[5].next = self.t[4].val() + self.t1.val();
+            }
+            self.x[6].next = self.x[5].val();
+            self.t[6].next = self.t[5].val();
+            if self.x[5].val().get_bit(0) {
+                self.x[6].next = self.x[5].val() >> 1;
+                self.t[6].next = self.t[5].val() + self.t1.val();
+            }
+        } else {
+            self.cur_base.next = self.zero32.val();
+            self.cur_bits.next = self.zero32.val();
+            self.d.next = self.zero32.val();
+            self.d5.next = self.zero5.val();
+            self.old.next = false;
+            self.in_win.next = false;
+            self.seen.next = false;
+            self.dup.next = false;
+            self.fresh.next = false;
+            self.onehot.next = self.zero32.val();
+            for i in 0..7 {
+                self.x[i].next = self.zero32.val();
+                self.t[i].next = self.zero6.val();
             }
         }
-        self.d.next = self.h_seq.val() - self.cur_base.val();
-        self.d5.next = self.d.val().get_bits::<5>(0);
-        self.old.next = self.d.val().get_bit(31);
-        self.in_win.next = !self.d.val().get_bits::<27>(5).any();
-        self.seen.next = self.cur_bits.val().get_bit(self.d5.val().index());
-        self.dup.next = self.old.val() | (self.in_win.val() & self.seen.val());
-        self.fresh.next = self.in_win.val() & !self.seen.val();
-        // Mark the packet, then shift the run of ones at the bottom out of
-        // the window (a log shifter: trailing ones by halving).
-        self.onehot.next = self.one32.val() << self.d5.val();
-        self.x[0].next = self.cur_bits.val() | self.onehot.val();
-        self.t[0].next = self.zero6.val();
-        self.x[1].next = self.x[0].val();
-        self.t[1].next = self.t[0].val();
-        if self.x[0].val().get_bits::<16>(0) == self.ones16.val() {
-            self.x[1].next = self.x[0].val() >> 16;
-            self.t[1].next = self.t[0].val() + self.t16.val();
-        }
-        self.x[2].next = self.x[1].val();
-        self.t[2].next = self.t[1].val();
-        if self.x[1].val().get_bits::<8>(0) == self.ones8.val() {
-            self.x[2].next = self.x[1].val() >> 8;
-            self.t[2].next = self.t[1].val() + self.t8.val();
-        }
-        self.x[3].next = self.x[2].val();
-        self.t[3].next = self.t[2].val();
-        if self.x[2].val().get_bits::<4>(0) == self.ones4.val() {
-            self.x[3].next = self.x[2].val() >> 4;
-            self.t[3].next = self.t[2].val() + self.t4.val();
-        }
-        self.x[4].next = self.x[3].val();
-        self.t[4].next = self.t[3].val();
-        if self.x[3].val().get_bits::<2>(0) == self.ones2.val() {
-            self.x[4].next = self.x[3].val() >> 2;
-            self.t[4].next = self.t[3].val() + self.t2.val();
-        }
-        self.x[5].next = self.x[4].val();
-        self.t[5].next = self.t[4].val();
-        if self.x[4].val().get_bit(0) {
-            self.x[5].next = self.x[4].val() >> 1;
-            self.t[5].next = self.t[4].val() + self.t1.val();
-        }
-        self.x[6].next = self.x[5].val();
-        self.t[6].next = self.t[5].val();
-        if self.x[5].val().get_bit(0) {
-            self.x[6].next = self.x[5].val() >> 1;
-            self.t[6].next = self.t[5].val() + self.t1.val();
-        }
-
+        // Outside the `if`: a child's input written and its output read in
+        // one statement is a combinational loop to Verilator, which then
+        // settles it with a trigger of its own and the model can no longer
+        // take a step in one evaluation.
         self.w_t32.narrow.next = self.t[6].val();
         self.new_base.next = self.cur_base.val() + self.w_t32.wide.val();
         self.ack_base_new.next = (self.new_base.val() & self.mask8.val()) << 8;
@@ -645,13 +670,16 @@ impl<const L: usize, const W: usize, const SB: usize> Logic for KvAgg<L, W, SB> 
         }
         for i in 0..L {
             self.lane_key[i].next = self.s_tdata.val().get_bits::<32>(64 * i);
-            self.lane_v[i].next =
-                self.fire.val() & self.agg_pkt.val() & (self.left.q.val() > self.lane_no[i].val());
-            if self.is_hdr.val() {
-                self.lane_v[i].next = self.fire.val()
-                    & self.agg_pkt.val()
-                    & self.tuple_lane[i].val()
-                    & (self.h_count.val() > self.hdr_lane_no[i].val());
+            // One of the two forms, and only for a beat taken into an
+            // aggregated packet (a simulator tests a bit on the others).
+            self.lane_v[i].next = false;
+            if self.fire.val() & self.agg_pkt.val() {
+                if self.is_hdr.val() {
+                    self.lane_v[i].next =
+                        self.tuple_lane[i].val() & (self.h_count.val() > self.hdr_lane_no[i].val());
+                } else {
+                    self.lane_v[i].next = self.left.q.val() > self.lane_no[i].val();
+                }
             }
             // The slot index: an xor-shift fold of the key (no multiplier),
             // the same function as `weft_model::kv_agg::slot_of`. Hashed,

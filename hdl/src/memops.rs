@@ -1208,12 +1208,16 @@ impl<const K: usize> Logic for Memops<K> {
         self.mir_tag.next = self.mir_tag_q.q.val();
 
         // ---- Completions to requesters: destinations first, then the port's own.
+        // The requester of a completion, looked up only with one (nothing
+        // reads it otherwise): a simulator skips the 16-way lookup.
         self.cin_src.next = self.tag_src[0].q.val();
         self.cin_tag.next = self.tag_tag[0].q.val();
-        for t in 0..TAGS {
-            if self.cin_stag.val() == self.tag_no[t].val() {
-                self.cin_src.next = self.tag_src[t].q.val();
-                self.cin_tag.next = self.tag_tag[t].q.val();
+        if self.cin_valid.val() {
+            for t in 0..TAGS {
+                if self.cin_stag.val() == self.tag_no[t].val() {
+                    self.cin_src.next = self.tag_src[t].q.val();
+                    self.cin_tag.next = self.tag_tag[t].q.val();
+                }
             }
         }
         self.cin_ready.next = self.cout_ready.val();

@@ -1172,3 +1172,25 @@ fn no_input_stream_reaches_an_output_combinationally() {
     let axil = yosys::comb_outputs(&v, "weft_top", &["s_axil_"], t).unwrap();
     assert_eq!(axil, ["s_axil_awready", "s_axil_wready"]);
 }
+
+/// The stream runner takes each step of `weft_top` in one evaluation:
+/// every trigger of the Verilated model is a clock's rising edge. A
+/// combinational loop that Verilator settles with a trigger of its own (a
+/// child block's input written and its output read inside one `if` of the
+/// parent, say) turns that off: every result stays the same and the model
+/// runs at about half the speed, so only this test notices.
+#[test]
+fn the_top_steps_in_one_evaluation() {
+    weft_hdl::emit::on_big_stack(|| {
+        let e = engines();
+        let Some(vl) = &e.vl else { return };
+        let mut dut = vl
+            .instantiate_verilator(None)
+            .unwrap()
+            .expect("a Verilator instance");
+        assert!(
+            dut.set_one_eval(true),
+            "the Verilated weft_top has a trigger that is not a clock edge (see its weft_trig.h)"
+        );
+    });
+}
