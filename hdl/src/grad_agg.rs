@@ -176,6 +176,7 @@ pub struct GradAgg<
     zero32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     zero17: Constant<Bits<17>>,
+    zero4: Constant<Bits<4>>,
     zero6: Constant<Bits<6>>,
     half32: Constant<Bits<32>>,
     valid17: Constant<Bits<17>>,
@@ -405,6 +406,7 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             zero32: konst(0),
             one32: konst(1),
             zero17: konst(0),
+            zero4: konst(0),
             zero6: konst(0),
             half32: konst(1 << 31),
             valid17: konst(1 << 16),
@@ -661,69 +663,89 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
         self.wbit.next = self.one32.val() << self.d_worker.q.val();
         self.hit.next = self.m_bmp.read_data.val() & self.wbit.val();
         self.dec.next = self.d_step.q.val() & self.d_ok.q.val() & !self.d_flush.q.val();
-        self.same.next = self.mv.val()
-            & (self.mjob.val() == self.d_job.q.val())
-            & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
-        // A done mark: the slot is free but completed this very chunk last
-        // (only a completion leaves the valid bit clear with a count).
-        self.done.next = !self.mv.val()
-            & (self.mcnt.val() != self.zero6.val())
-            & (self.mjob.val() == self.d_job.q.val())
-            & (self.mwk.val() == self.d_workers.q.val())
-            & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
-        // A late copy of that chunk is dropped (counted as a duplicate).
-        self.late.next = self.dec.val() & self.done.val();
-        // Serial-number order: the holder is an older chunk of the same job.
-        self.chunk_diff.next = self.d_chunk.q.val() - self.m_chunk.read_data.val();
-        self.newer.next =
-            (self.mjob.val() == self.d_job.q.val()) & (self.chunk_diff.val() < self.half32.val());
-        self.dup.next = self.dec.val() & self.same.val() & self.hit.val().any();
-        self.complete.next = self.dec.val()
-            & self.same.val()
-            & !self.hit.val().any()
-            & (self.cnt1.val() == self.mwk.val());
-        self.add.next = self.dec.val()
-            & self.same.val()
-            & !self.hit.val().any()
-            & (self.cnt1.val() != self.mwk.val());
-        // A single-worker chunk completes on arrival and needs no slot, so
-        // it never evicts one (that would take a second output packet).
-        self.single.next = self.dec.val()
-            & !self.same.val()
-            & !self.done.val()
-            & (self.d_workers.q.val() == self.one6.val());
-        self.claim.next = self.dec.val()
-            & !self.same.val()
-            & !self.done.val()
-            & (self.d_workers.q.val() != self.one6.val())
-            & !self.mv.val();
-        self.prio_new.next = self.prio[0].q.val().get_bits::<4>(0);
-        self.prio_old.next = self.prio[0].q.val().get_bits::<4>(0);
-        for i in 0..8 {
-            if self.d_job.q.val() == self.job_no[i].val() {
-                self.prio_new.next = self.prio[0].q.val().get_bits::<4>(4 * i);
+        // The decision's terms, computed only on the decision step (every
+        // one is ANDed with `dec`): a simulator skips the compares and the
+        // two 16-way priority lookups on every other cycle.
+        self.same.next = false;
+        self.done.next = false;
+        self.late.next = false;
+        self.chunk_diff.next = self.zero32.val();
+        self.newer.next = false;
+        self.dup.next = false;
+        self.complete.next = false;
+        self.add.next = false;
+        self.single.next = false;
+        self.claim.next = false;
+        self.prio_new.next = self.zero4.val();
+        self.prio_old.next = self.zero4.val();
+        self.higher.next = false;
+        self.preempt.next = false;
+        self.fallback.next = false;
+        if self.dec.val() {
+            self.same.next = self.mv.val()
+                & (self.mjob.val() == self.d_job.q.val())
+                & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
+            // A done mark: the slot is free but completed this very chunk last
+            // (only a completion leaves the valid bit clear with a count).
+            self.done.next = !self.mv.val()
+                & (self.mcnt.val() != self.zero6.val())
+                & (self.mjob.val() == self.d_job.q.val())
+                & (self.mwk.val() == self.d_workers.q.val())
+                & (self.m_chunk.read_data.val() == self.d_chunk.q.val());
+            // A late copy of that chunk is dropped (counted as a duplicate).
+            self.late.next = self.dec.val() & self.done.val();
+            // Serial-number order: the holder is an older chunk of the same job.
+            self.chunk_diff.next = self.d_chunk.q.val() - self.m_chunk.read_data.val();
+            self.newer.next =
+                (self.mjob.val() == self.d_job.q.val()) & (self.chunk_diff.val() < self.half32.val());
+            self.dup.next = self.dec.val() & self.same.val() & self.hit.val().any();
+            self.complete.next = self.dec.val()
+                & self.same.val()
+                & !self.hit.val().any()
+                & (self.cnt1.val() == self.mwk.val());
+            self.add.next = self.dec.val()
+                & self.same.val()
+                & !self.hit.val().any()
+                & (self.cnt1.val() != self.mwk.val());
+            // A single-worker chunk completes on arrival and needs no slot, so
+            // it never evicts one (that would take a second output packet).
+            self.single.next = self.dec.val()
+                & !self.same.val()
+                & !self.done.val()
+                & (self.d_workers.q.val() == self.one6.val());
+            self.claim.next = self.dec.val()
+                & !self.same.val()
+                & !self.done.val()
+                & (self.d_workers.q.val() != self.one6.val())
+                & !self.mv.val();
+            self.prio_new.next = self.prio[0].q.val().get_bits::<4>(0);
+            self.prio_old.next = self.prio[0].q.val().get_bits::<4>(0);
+            for i in 0..8 {
+                if self.d_job.q.val() == self.job_no[i].val() {
+                    self.prio_new.next = self.prio[0].q.val().get_bits::<4>(4 * i);
+                }
+                if self.d_job.q.val() == self.job_no_hi[i].val() {
+                    self.prio_new.next = self.prio[1].q.val().get_bits::<4>(4 * i);
+                }
+                if self.mjob.val() == self.job_no[i].val() {
+                    self.prio_old.next = self.prio[0].q.val().get_bits::<4>(4 * i);
+                }
+                if self.mjob.val() == self.job_no_hi[i].val() {
+                    self.prio_old.next = self.prio[1].q.val().get_bits::<4>(4 * i);
+                }
             }
-            if self.d_job.q.val() == self.job_no_hi[i].val() {
-                self.prio_new.next = self.prio[1].q.val().get_bits::<4>(4 * i);
-            }
-            if self.mjob.val() == self.job_no[i].val() {
-                self.prio_old.next = self.prio[0].q.val().get_bits::<4>(4 * i);
-            }
-            if self.mjob.val() == self.job_no_hi[i].val() {
-                self.prio_old.next = self.prio[1].q.val().get_bits::<4>(4 * i);
-            }
+            self.higher.next = (self.prio_new.val() > self.prio_old.val()) | self.newer.val();
+            self.preempt.next = self.dec.val()
+                & !self.same.val()
+                & (self.d_workers.q.val() != self.one6.val())
+                & self.mv.val()
+                & self.higher.val();
+            self.fallback.next = self.dec.val()
+                & !self.same.val()
+                & (self.d_workers.q.val() != self.one6.val())
+                & self.mv.val()
+                & !self.higher.val();
         }
-        self.higher.next = (self.prio_new.val() > self.prio_old.val()) | self.newer.val();
-        self.preempt.next = self.dec.val()
-            & !self.same.val()
-            & (self.d_workers.q.val() != self.one6.val())
-            & self.mv.val()
-            & self.higher.val();
-        self.fallback.next = self.dec.val()
-            & !self.same.val()
-            & (self.d_workers.q.val() != self.one6.val())
-            & self.mv.val()
-            & !self.higher.val();
         self.fl_wipe.next = self.d_step.q.val() & self.d_flush.q.val();
         self.fl_evict.next = self.fl_wipe.val() & self.mv.val();
 
