@@ -696,8 +696,8 @@ impl<const L: usize, const W: usize, const SB: usize, const VB: usize, const AB:
             self.late.next = self.dec.val() & self.done.val();
             // Serial-number order: the holder is an older chunk of the same job.
             self.chunk_diff.next = self.d_chunk.q.val() - self.m_chunk.read_data.val();
-            self.newer.next =
-                (self.mjob.val() == self.d_job.q.val()) & (self.chunk_diff.val() < self.half32.val());
+            self.newer.next = (self.mjob.val() == self.d_job.q.val())
+                & (self.chunk_diff.val() < self.half32.val());
             self.dup.next = self.dec.val() & self.same.val() & self.hit.val().any();
             self.complete.next = self.dec.val()
                 & self.same.val()
