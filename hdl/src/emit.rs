@@ -150,6 +150,13 @@ pub fn pkt_mux4() -> crate::steer::PktMux4 {
     uut
 }
 
+/// A connected stream register slice.
+pub fn slice() -> crate::steer::Slice {
+    let mut uut = crate::steer::Slice::default();
+    uut.connect_all();
+    uut
+}
+
 /// A connected two-way packet merge with a return-address sideband.
 pub fn pkt_mux2() -> crate::steer::PktMux2<{ weft_regs::wire::RET_BITS }> {
     let mut uut = crate::steer::PktMux2::new();
@@ -267,6 +274,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "pkt_mux2",
             verilog: verilog_of(&pkt_mux2(), &module_name("pkt_mux2")),
+        },
+        Emitted {
+            name: "slice",
+            verilog: verilog_of(&slice(), &module_name("slice")),
         },
         Emitted {
             name: "net_regs",

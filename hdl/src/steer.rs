@@ -836,3 +836,113 @@ impl<const M: usize> Logic for PktMux2<M> {
         }
     }
 }
+
+/// An AXI4-Stream register slice (a two-entry skid buffer, as AMD's
+/// `axis_register_slice` in its full mode): every output, `s_tready`
+/// included, comes from a register, so nothing combinational passes
+/// through it in either direction, at one beat a cycle and one cycle of
+/// latency. The top has one on each of its four stream ports: a port's
+/// signals then reach no logic but the slice's registers, which a
+/// simulator that settles the logic an input reaches before the clock
+/// edge (Verilator's input region) and again after it no longer runs
+/// twice a cycle. Its specification is `weft_model::steer::SliceModel`.
+#[derive(LogicBlock, Default)]
+pub struct Slice {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Input data.
+    pub s_tdata: Signal<In, Bits<512>>,
+    /// Input byte enables.
+    pub s_tkeep: Signal<In, Bits<64>>,
+    /// Input last beat.
+    pub s_tlast: Signal<In, Bit>,
+    /// Input valid.
+    pub s_tvalid: Signal<In, Bit>,
+    /// Input packet bytes.
+    pub s_tuser_size: Signal<In, Bits<16>>,
+    /// Input source tag.
+    pub s_tuser_src: Signal<In, Bits<16>>,
+    /// Input destination tag.
+    pub s_tuser_dst: Signal<In, Bits<16>>,
+    /// Input ready: the skid entry is free.
+    pub s_tready: Signal<Out, Bit>,
+    /// Output data.
+    pub m_tdata: Signal<Out, Bits<512>>,
+    /// Output byte enables.
+    pub m_tkeep: Signal<Out, Bits<64>>,
+    /// Output last beat.
+    pub m_tlast: Signal<Out, Bit>,
+    /// Output valid.
+    pub m_tvalid: Signal<Out, Bit>,
+    /// Output packet bytes.
+    pub m_tuser_size: Signal<Out, Bits<16>>,
+    /// Output source tag.
+    pub m_tuser_src: Signal<Out, Bits<16>>,
+    /// Output destination tag.
+    pub m_tuser_dst: Signal<Out, Bits<16>>,
+    /// Output ready.
+    pub m_tready: Signal<In, Bit>,
+    // The output entry (valid, fields) and the skid entry, which holds a
+    // beat taken while the output stalled.
+    v0: DFF<Bit>,
+    d0: DFF<Bits<512>>,
+    k0: DFF<Bits<64>>,
+    l0: DFF<Bit>,
+    z0: DFF<Bits<16>>,
+    c0: DFF<Bits<16>>,
+    t0: DFF<Bits<16>>,
+    v1: DFF<Bit>,
+    d1: DFF<Bits<512>>,
+    k1: DFF<Bits<64>>,
+    l1: DFF<Bit>,
+    z1: DFF<Bits<16>>,
+    c1: DFF<Bits<16>>,
+    t1: DFF<Bits<16>>,
+}
+
+impl Logic for Slice {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, v0, d0, k0, l0, z0, c0, t0, v1, d1, k1, l1, z1, c1, t1);
+        self.m_tdata.next = self.d0.q.val();
+        self.m_tkeep.next = self.k0.q.val();
+        self.m_tlast.next = self.l0.q.val();
+        self.m_tvalid.next = self.v0.q.val();
+        self.m_tuser_size.next = self.z0.q.val();
+        self.m_tuser_src.next = self.c0.q.val();
+        self.m_tuser_dst.next = self.t0.q.val();
+        self.s_tready.next = !self.v1.q.val();
+        if self.m_tready.val() | !self.v0.q.val() {
+            // The output entry moves on (or was empty): refill it from the
+            // skid entry, else from the input.
+            if self.v1.q.val() {
+                self.d0.d.next = self.d1.q.val();
+                self.k0.d.next = self.k1.q.val();
+                self.l0.d.next = self.l1.q.val();
+                self.z0.d.next = self.z1.q.val();
+                self.c0.d.next = self.c1.q.val();
+                self.t0.d.next = self.t1.q.val();
+                self.v1.d.next = false;
+            } else {
+                self.v0.d.next = self.s_tvalid.val();
+                if self.s_tvalid.val() {
+                    self.d0.d.next = self.s_tdata.val();
+                    self.k0.d.next = self.s_tkeep.val();
+                    self.l0.d.next = self.s_tlast.val();
+                    self.z0.d.next = self.s_tuser_size.val();
+                    self.c0.d.next = self.s_tuser_src.val();
+                    self.t0.d.next = self.s_tuser_dst.val();
+                }
+            }
+        } else if self.s_tvalid.val() & !self.v1.q.val() {
+            // The output stalls with a beat: the input's beat waits.
+            self.d1.d.next = self.s_tdata.val();
+            self.k1.d.next = self.s_tkeep.val();
+            self.l1.d.next = self.s_tlast.val();
+            self.z1.d.next = self.s_tuser_size.val();
+            self.c1.d.next = self.s_tuser_src.val();
+            self.t1.d.next = self.s_tuser_dst.val();
+            self.v1.d.next = true;
+        }
+    }
+}

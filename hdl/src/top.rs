@@ -35,6 +35,11 @@
 //!   round-robin), every frame with `tuser_size` = its length, and on the
 //!   wire `tuser_dst` = 0x0040 (CMAC 0). `tuser_src` names each frame's
 //!   stream (`weft_regs::wire::SRC_*`).
+//! - **Register slices** ([`Slice`]) on all four stream ports: every
+//!   port signal, `tready` included, goes into or comes out of a register,
+//!   so no port reaches logic beyond them combinationally (one cycle each
+//!   way; AXI4-Stream allows it, and a simulator no longer settles the
+//!   logic behind a port before and after every clock edge).
 //! - **Counters** of the `net` block count every frame in and out by kind.
 //! - **Reset handshake.** `mod_rstn` is synchronised into the engine domain
 //!   and back; `mod_rst_done` follows the round trip. While it is low every
@@ -57,7 +62,7 @@ use crate::memops::Memops;
 use crate::memops_port::MemopsPort;
 use crate::net_regs::{NetRegs, COUNTERS};
 use crate::rec_pack::RecPack;
-use crate::steer::{Deframe, PktMux2, PktMux4};
+use crate::steer::{Deframe, PktMux2, PktMux4, Slice};
 use rust_hdl::prelude::*;
 use weft_regs::{wire, BuildInfo, MAP};
 
@@ -192,6 +197,8 @@ pub struct WeftTop {
     grad: TopGrad,
     memops: TopMemops,
     avm: Avm,
+    rx_sl: Slice,
+    h2c_sl: Slice,
     rx_fc: TopCheck,
     h2c_fc: TopCheck,
     rx_df: Deframe,
@@ -209,9 +216,13 @@ pub struct WeftTop {
     aux: Mux2,
     c2h: PktMux4,
     tx: PktMux4,
+    c2h_sl: Slice,
+    tx_sl: Slice,
     rst_in: SyncBit,
     rst_back: SyncBit,
     n_bvalid: DFF<Bit>,
+    ev_c2h: DFF<Bit>,
+    ev_tx: DFF<Bit>,
     n_rvalid: DFF<Bit>,
     run: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
@@ -326,6 +337,8 @@ impl WeftTop {
             grad: TopGrad::new(),
             memops: TopMemops::new(),
             avm: Avm::new(),
+            rx_sl: Slice::default(),
+            h2c_sl: Slice::default(),
             rx_fc: TopCheck::new(),
             h2c_fc: TopCheck::new(),
             rx_df: Deframe::new(),
@@ -343,9 +356,13 @@ impl WeftTop {
             aux: Mux2::new(),
             c2h: PktMux4::new(),
             tx: PktMux4::new(),
+            c2h_sl: Slice::default(),
+            tx_sl: Slice::default(),
             rst_in: Default::default(),
             rst_back: Default::default(),
             n_bvalid: Default::default(),
+            ev_c2h: Default::default(),
+            ev_tx: Default::default(),
             n_rvalid: Default::default(),
             run: Default::default(),
             rx_ready: Default::default(),
@@ -409,6 +426,10 @@ impl Logic for WeftTop {
         self.grad.clock.next = self.axis_aclk.val();
         self.memops.clock.next = self.axis_aclk.val();
         self.avm.clock.next = self.axis_aclk.val();
+        self.rx_sl.clock.next = self.axis_aclk.val();
+        self.h2c_sl.clock.next = self.axis_aclk.val();
+        self.c2h_sl.clock.next = self.axis_aclk.val();
+        self.tx_sl.clock.next = self.axis_aclk.val();
         self.rx_fc.clock.next = self.axis_aclk.val();
         self.h2c_fc.clock.next = self.axis_aclk.val();
         self.rx_df.clock.next = self.axis_aclk.val();
@@ -429,6 +450,8 @@ impl Logic for WeftTop {
         self.rst_in.clock.next = self.axis_aclk.val();
         self.rst_back.clock.next = self.axil_aclk.val();
         self.n_bvalid.clock.next = self.axil_aclk.val();
+        self.ev_c2h.clock.next = self.axis_aclk.val();
+        self.ev_tx.clock.next = self.axis_aclk.val();
         self.n_rvalid.clock.next = self.axil_aclk.val();
         self.n_bvalid.d.next = self.n_bvalid.q.val();
         self.n_rvalid.d.next = self.n_rvalid.q.val();
@@ -544,12 +567,20 @@ impl Logic for WeftTop {
             | self.net.eng_rdata.val();
 
         // ---- Ingress: the frame checks, then the deframers.
-        self.rx_fc.s_tdata.next = self.s_axis_adap_rx_250mhz_tdata.val();
-        self.rx_fc.s_tkeep.next = self.s_axis_adap_rx_250mhz_tkeep.val();
-        self.rx_fc.s_tlast.next = self.s_axis_adap_rx_250mhz_tlast.val();
-        self.rx_fc.s_tvalid.next = self.s_axis_adap_rx_250mhz_tvalid.val() & self.run.val();
-        self.rx_fc.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
-        self.s_axis_adap_rx_250mhz_tready.next = self.rx_fc.s_tready.val() & self.run.val();
+        self.rx_sl.s_tdata.next = self.s_axis_adap_rx_250mhz_tdata.val();
+        self.rx_sl.s_tkeep.next = self.s_axis_adap_rx_250mhz_tkeep.val();
+        self.rx_sl.s_tlast.next = self.s_axis_adap_rx_250mhz_tlast.val();
+        self.rx_sl.s_tvalid.next = self.s_axis_adap_rx_250mhz_tvalid.val() & self.run.val();
+        self.rx_sl.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
+        self.rx_sl.s_tuser_src.next = self.zero16.val();
+        self.rx_sl.s_tuser_dst.next = self.zero16.val();
+        self.s_axis_adap_rx_250mhz_tready.next = self.rx_sl.s_tready.val() & self.run.val();
+        self.rx_fc.s_tdata.next = self.rx_sl.m_tdata.val();
+        self.rx_fc.s_tkeep.next = self.rx_sl.m_tkeep.val();
+        self.rx_fc.s_tlast.next = self.rx_sl.m_tlast.val();
+        self.rx_fc.s_tvalid.next = self.rx_sl.m_tvalid.val();
+        self.rx_fc.s_tuser_size.next = self.rx_sl.m_tuser_size.val();
+        self.rx_sl.m_tready.next = self.rx_fc.s_tready.val();
         self.rx_df.s_tdata.next = self.rx_fc.m_tdata.val();
         self.rx_df.s_tkeep.next = self.rx_fc.m_tkeep.val();
         self.rx_df.s_tlast.next = self.rx_fc.m_tlast.val();
@@ -559,12 +590,20 @@ impl Logic for WeftTop {
         self.rx_df.card_mac.next = self.net.card_mac.val();
         self.rx_df.card_ip.next = self.net.card_ip.val();
         self.rx_df.enable.next = self.net.enable.val();
-        self.h2c_fc.s_tdata.next = self.s_axis_qdma_h2c_tdata.val();
-        self.h2c_fc.s_tkeep.next = self.s_axis_qdma_h2c_tkeep.val();
-        self.h2c_fc.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
-        self.h2c_fc.s_tvalid.next = self.s_axis_qdma_h2c_tvalid.val() & self.run.val();
-        self.h2c_fc.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
-        self.s_axis_qdma_h2c_tready.next = self.h2c_fc.s_tready.val() & self.run.val();
+        self.h2c_sl.s_tdata.next = self.s_axis_qdma_h2c_tdata.val();
+        self.h2c_sl.s_tkeep.next = self.s_axis_qdma_h2c_tkeep.val();
+        self.h2c_sl.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
+        self.h2c_sl.s_tvalid.next = self.s_axis_qdma_h2c_tvalid.val() & self.run.val();
+        self.h2c_sl.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
+        self.h2c_sl.s_tuser_src.next = self.zero16.val();
+        self.h2c_sl.s_tuser_dst.next = self.zero16.val();
+        self.s_axis_qdma_h2c_tready.next = self.h2c_sl.s_tready.val() & self.run.val();
+        self.h2c_fc.s_tdata.next = self.h2c_sl.m_tdata.val();
+        self.h2c_fc.s_tkeep.next = self.h2c_sl.m_tkeep.val();
+        self.h2c_fc.s_tlast.next = self.h2c_sl.m_tlast.val();
+        self.h2c_fc.s_tvalid.next = self.h2c_sl.m_tvalid.val();
+        self.h2c_fc.s_tuser_size.next = self.h2c_sl.m_tuser_size.val();
+        self.h2c_sl.m_tready.next = self.h2c_fc.s_tready.val();
         self.h2c_df.s_tdata.next = self.h2c_fc.m_tdata.val();
         self.h2c_df.s_tkeep.next = self.h2c_fc.m_tkeep.val();
         self.h2c_df.s_tlast.next = self.h2c_fc.m_tlast.val();
@@ -896,24 +935,49 @@ impl Logic for WeftTop {
         if self.fr_grad.m_host.val() {
             self.fr_grad.m_tready.next = self.c2h.s3_tready.val();
         }
-        self.m_axis_qdma_c2h_tdata.next = self.c2h.m_tdata.val();
-        self.m_axis_qdma_c2h_tkeep.next = self.c2h.m_tkeep.val();
-        self.m_axis_qdma_c2h_tlast.next = self.c2h.m_tlast.val();
-        self.m_axis_qdma_c2h_tvalid.next = self.c2h.m_tvalid.val() & self.run.val();
-        self.m_axis_qdma_c2h_tuser_size.next = self.c2h.m_tuser_size.val();
-        self.m_axis_qdma_c2h_tuser_src.next = self.c2h.m_tuser_src.val();
-        self.m_axis_qdma_c2h_tuser_dst.next = self.c2h.m_tuser_dst.val();
-        self.c2h.m_tready.next = self.m_axis_qdma_c2h_tready.val() & self.run.val();
-        self.m_axis_adap_tx_250mhz_tdata.next = self.tx.m_tdata.val();
-        self.m_axis_adap_tx_250mhz_tkeep.next = self.tx.m_tkeep.val();
-        self.m_axis_adap_tx_250mhz_tlast.next = self.tx.m_tlast.val();
-        self.m_axis_adap_tx_250mhz_tvalid.next = self.tx.m_tvalid.val() & self.run.val();
-        self.m_axis_adap_tx_250mhz_tuser_size.next = self.tx.m_tuser_size.val();
-        self.m_axis_adap_tx_250mhz_tuser_src.next = self.tx.m_tuser_src.val();
-        self.m_axis_adap_tx_250mhz_tuser_dst.next = self.tx.m_tuser_dst.val();
-        self.tx.m_tready.next = self.m_axis_adap_tx_250mhz_tready.val() & self.run.val();
+        self.c2h_sl.s_tdata.next = self.c2h.m_tdata.val();
+        self.c2h_sl.s_tkeep.next = self.c2h.m_tkeep.val();
+        self.c2h_sl.s_tlast.next = self.c2h.m_tlast.val();
+        self.c2h_sl.s_tvalid.next = self.c2h.m_tvalid.val();
+        self.c2h_sl.s_tuser_size.next = self.c2h.m_tuser_size.val();
+        self.c2h_sl.s_tuser_src.next = self.c2h.m_tuser_src.val();
+        self.c2h_sl.s_tuser_dst.next = self.c2h.m_tuser_dst.val();
+        self.c2h.m_tready.next = self.c2h_sl.s_tready.val();
+        self.m_axis_qdma_c2h_tdata.next = self.c2h_sl.m_tdata.val();
+        self.m_axis_qdma_c2h_tkeep.next = self.c2h_sl.m_tkeep.val();
+        self.m_axis_qdma_c2h_tlast.next = self.c2h_sl.m_tlast.val();
+        self.m_axis_qdma_c2h_tvalid.next = self.c2h_sl.m_tvalid.val() & self.run.val();
+        self.m_axis_qdma_c2h_tuser_size.next = self.c2h_sl.m_tuser_size.val();
+        self.m_axis_qdma_c2h_tuser_src.next = self.c2h_sl.m_tuser_src.val();
+        self.m_axis_qdma_c2h_tuser_dst.next = self.c2h_sl.m_tuser_dst.val();
+        self.c2h_sl.m_tready.next = self.m_axis_qdma_c2h_tready.val() & self.run.val();
+        self.tx_sl.s_tdata.next = self.tx.m_tdata.val();
+        self.tx_sl.s_tkeep.next = self.tx.m_tkeep.val();
+        self.tx_sl.s_tlast.next = self.tx.m_tlast.val();
+        self.tx_sl.s_tvalid.next = self.tx.m_tvalid.val();
+        self.tx_sl.s_tuser_size.next = self.tx.m_tuser_size.val();
+        self.tx_sl.s_tuser_src.next = self.tx.m_tuser_src.val();
+        self.tx_sl.s_tuser_dst.next = self.tx.m_tuser_dst.val();
+        self.tx.m_tready.next = self.tx_sl.s_tready.val();
+        self.m_axis_adap_tx_250mhz_tdata.next = self.tx_sl.m_tdata.val();
+        self.m_axis_adap_tx_250mhz_tkeep.next = self.tx_sl.m_tkeep.val();
+        self.m_axis_adap_tx_250mhz_tlast.next = self.tx_sl.m_tlast.val();
+        self.m_axis_adap_tx_250mhz_tvalid.next = self.tx_sl.m_tvalid.val() & self.run.val();
+        self.m_axis_adap_tx_250mhz_tuser_size.next = self.tx_sl.m_tuser_size.val();
+        self.m_axis_adap_tx_250mhz_tuser_src.next = self.tx_sl.m_tuser_src.val();
+        self.m_axis_adap_tx_250mhz_tuser_dst.next = self.tx_sl.m_tuser_dst.val();
+        self.tx_sl.m_tready.next = self.m_axis_adap_tx_250mhz_tready.val() & self.run.val();
 
-        // ---- Frame counters (`net::COUNTER_NAMES` order).
+        // ---- Frame counters (`net::COUNTER_NAMES` order). A frame out is
+        // counted on the cycle after its last beat left the port: the
+        // port's handshake is registered first, so the counters' inputs
+        // depend on no port combinationally.
+        self.ev_c2h.d.next = self.m_axis_qdma_c2h_tvalid.val()
+            & self.c2h_sl.m_tready.val()
+            & self.c2h_sl.m_tlast.val();
+        self.ev_tx.d.next = self.m_axis_adap_tx_250mhz_tvalid.val()
+            & self.tx_sl.m_tready.val()
+            & self.tx_sl.m_tlast.val();
         self.ev.lane[0].next = self.rx_fc.ev_frame.val().into();
         self.ev.lane[1].next = self.rx_fc.ev_bad.val().into();
         self.ev.lane[2].next = self.rx_df.ev_engine.val().into();
@@ -924,13 +988,8 @@ impl Logic for WeftTop {
         self.ev.lane[7].next = self.h2c_df.ev_engine.val().into();
         self.ev.lane[8].next = self.h2c_df.ev_pass.val().into();
         self.ev.lane[9].next = self.h2c_df.ev_malformed.val().into();
-        self.ev.lane[10].next =
-            (self.m_axis_qdma_c2h_tvalid.val() & self.c2h.m_tready.val() & self.c2h.m_tlast.val())
-                .into();
-        self.ev.lane[11].next = (self.m_axis_adap_tx_250mhz_tvalid.val()
-            & self.tx.m_tready.val()
-            & self.tx.m_tlast.val())
-        .into();
+        self.ev.lane[10].next = self.ev_c2h.q.val().into();
+        self.ev.lane[11].next = self.ev_tx.q.val().into();
         self.ev.lane[12].next = (self.fr_ack.h_valid.val() & self.fr_ack.h_ready.val()).into();
         self.ev.lane[13].next = self.rec.ev_frame.val().into();
         self.ev.lane[14].next = self.fan.ev_copy.val().into();

@@ -134,7 +134,31 @@ crate::hdl_ports!(
     }
 );
 
-use weft_model::steer::{DeframeIn, DeframeOut, Mux2In, Mux2Out, MuxIn, MuxOut};
+use weft_model::steer::{DeframeIn, DeframeOut, Mux2In, Mux2Out, MuxIn, MuxOut, SliceIn, SliceOut};
+
+crate::hdl_ports!(
+    weft_hdl::steer::Slice,
+    SliceIn {
+        s_tdata,
+        s_tkeep,
+        s_tlast,
+        s_tvalid,
+        s_tuser_size,
+        s_tuser_src,
+        s_tuser_dst,
+        m_tready
+    },
+    SliceOut {
+        s_tready,
+        m_tdata,
+        m_tkeep,
+        m_tlast,
+        m_tvalid,
+        m_tuser_size,
+        m_tuser_src,
+        m_tuser_dst
+    }
+);
 
 crate::hdl_ports!(
     weft_hdl::steer::Deframe,
