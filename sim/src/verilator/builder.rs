@@ -17,7 +17,7 @@ const JOBS: usize = 2;
 /// File name of a built model inside its cache directory.
 const SO_NAME: &str = "libweftmodel.so";
 /// Bump when the build recipe changes in a way the key does not see.
-const RECIPE: &str = "weft-verilator-model-v1";
+const RECIPE: &str = "weft-verilator-model-v2";
 /// Total size of fast-path C++ above which it is split into two
 /// translation units compiled in parallel.
 const SPLIT_FAST_BYTES: u64 = 1 << 20;

@@ -550,7 +550,73 @@ pub(crate) fn triggers_header(root_header: &str, cpp: &[String]) -> String {
             "class Vtop___024root;\nvoid Vtop___024root___eval(Vtop___024root* vlSelf);"
         );
     }
+    // Its phases, callable one by one (`weft_phased_eval`), where the
+    // evaluation is 5.006's: an input region whose only trigger is its
+    // first iteration, then the active and NBA regions of clock edges.
+    let phased = direct && five_006_phases(cpp);
+    let _ = writeln!(h, "#define WEFT_PHASED_EVAL {}", u8::from(phased));
+    if phased {
+        for f in PHASES {
+            let _ = writeln!(h, "void Vtop___024root___{f}(Vtop___024root* vlSelf);");
+        }
+    }
     h
+}
+
+/// Verilator 5.006's phase functions of the root, in the order one
+/// evaluation with only clock-edge triggers runs them.
+const PHASES: [&str; 4] = ["eval_ico", "eval_triggers__act", "eval_act", "eval_nba"];
+
+/// Whether the model's evaluation is Verilator 5.006's (`cpp`, its
+/// fast-path sources): the phase functions exist, the input region's one
+/// trigger is its first iteration, and the root's evaluation loops over
+/// exactly those regions. Its loops then run the input region once and
+/// one active and one NBA iteration where a clock rose, the rest of the
+/// looping only finding nothing else triggered.
+fn five_006_phases(cpp: &[String]) -> bool {
+    let all = |needle: &str| cpp.iter().any(|t| t.contains(needle));
+    let defined = PHASES.iter().all(|f| {
+        all(&format!(
+            "void Vtop___024root___{f}(Vtop___024root* vlSelf) {{"
+        ))
+    });
+    let ico_first = all("vlSelf->__VicoTriggered.at(0U) = (0U == vlSelf->__VicoIterCount);")
+        && cpp
+            .iter()
+            .map(|t| t.matches("__VicoTriggered.at(").count())
+            .sum::<usize>()
+            == 2;
+    let root = cpp.iter().find_map(|t| {
+        let at = t.find("void Vtop___024root___eval(Vtop___024root* vlSelf) {")?;
+        let rest = &t[at..];
+        Some(&rest[..rest.find("\n}\n")?])
+    });
+    // The root's calls of its own functions (its debug dumps aside), in
+    // order, and the NBA triggers taken from the active ones.
+    let loops = root.is_some_and(|b| {
+        let calls: Vec<&str> = b
+            .split("Vtop___024root___")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("(vlSelf);").map(|(name, _)| name))
+            .filter(|name| {
+                !name.starts_with("dump_triggers")
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+            .collect();
+        calls
+            == [
+                "eval_triggers__ico",
+                "eval_ico",
+                "eval_triggers__act",
+                "eval_act",
+                "eval_nba",
+            ]
+            && b.matches("vlSelf->__VnbaTriggered.clear();").count() == 1
+            && b.matches("vlSelf->__VnbaTriggered.set(vlSelf->__VactTriggered);")
+                .count()
+                == 1
+    });
+    defined && ico_first && loops
 }
 
 #[cfg(test)]
@@ -652,6 +718,41 @@ mod tests {
         let h = triggers_header(root, &[rising.to_string(), eval.to_string()]);
         assert!(h.contains("#define WEFT_DIRECT_EVAL 1"), "{h}");
         assert!(h.contains("void Vtop___024root___eval(Vtop___024root* vlSelf);"));
+    }
+
+    #[test]
+    fn phases_called_one_by_one_only_for_verilator_5006s_evaluation() {
+        let root = "    CData/*0:0*/ clk;\n    CData/*0:0*/ __Vtrigrprev__TOP__clk;\n";
+        let act = "void Vtop___024root___eval_triggers__act(Vtop___024root* vlSelf) {\n    vlSelf->__VactTriggered.at(0U) = ((IData)(vlSelf->clk) \n                                      & (~ (IData)(vlSelf->__Vtrigrprev__TOP__clk)));\n    vlSelf->__Vtrigrprev__TOP__clk = vlSelf->clk;\n}\n";
+        let ico = "void Vtop___024root___eval_triggers__ico(Vtop___024root* vlSelf) {\n    vlSelf->__VicoTriggered.at(0U) = (0U == vlSelf->__VicoIterCount);\n}\nvoid Vtop___024root___eval_ico(Vtop___024root* vlSelf) {\n    if (vlSelf->__VicoTriggered.at(0U)) {\n    }\n}\nvoid Vtop___024root___eval_act(Vtop___024root* vlSelf) {\n}\nvoid Vtop___024root___eval_nba(Vtop___024root* vlSelf) {\n}\n";
+        let eval = "void Vtop___024root___eval(Vtop___024root* vlSelf) {\n    while (__VicoContinue) {\n        Vtop___024root___eval_triggers__ico(vlSelf);\n        Vtop___024root___eval_ico(vlSelf);\n    }\n    while (__VnbaContinue) {\n        vlSelf->__VnbaTriggered.clear();\n        while (vlSelf->__VactContinue) {\n            Vtop___024root___eval_triggers__act(vlSelf);\n            vlSelf->__VnbaTriggered.set(vlSelf->__VactTriggered);\n            Vtop___024root___eval_act(vlSelf);\n        }\n        Vtop___024root___eval_nba(vlSelf);\n    }\n}\n";
+        let cpp = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        let h = triggers_header(root, &cpp(&[act, ico, eval]));
+        assert!(h.contains("#define WEFT_PHASED_EVAL 1"), "{h}");
+        assert!(
+            h.contains("void Vtop___024root___eval_nba(Vtop___024root* vlSelf);"),
+            "{h}"
+        );
+        // Another input trigger, another phase in the loop, or a phase
+        // missing: the root's evaluation as a whole.
+        let other_ico = ico.replace(
+            "(0U == vlSelf->__VicoIterCount);",
+            "(0U == vlSelf->__VicoIterCount);\n    vlSelf->__VicoTriggered.at(1U) = vlSelf->go;",
+        );
+        let more = eval.replace(
+            "        Vtop___024root___eval_nba(vlSelf);",
+            "        Vtop___024root___eval_nba(vlSelf);\n        Vtop___024root___eval_other(vlSelf);",
+        );
+        let missing = ico.replace("eval_act(", "eval_active(");
+        for c in [
+            cpp(&[act, &other_ico, eval]),
+            cpp(&[act, ico, &more]),
+            cpp(&[act, &missing, eval]),
+        ] {
+            let h = triggers_header(root, &c);
+            assert!(h.contains("#define WEFT_PHASED_EVAL 0"), "{h}");
+            assert!(h.contains("#define WEFT_DIRECT_EVAL 1"), "{h}");
+        }
     }
 
     #[test]
