@@ -300,15 +300,7 @@ impl Driver<MuxIn, MuxOut> for MuxDriver {
             }
         }
         if o.m_tvalid && i.m_tready {
-            self.out.push(Beat {
-                tdata: o.m_tdata,
-                tkeep: o.m_tkeep,
-                tlast: o.m_tlast,
-                tvalid: true,
-                tuser_size: o.m_tuser_size,
-                tuser_src: o.m_tuser_src,
-                tuser_dst: o.m_tuser_dst,
-            });
+            self.out.push(o.m_beat());
         }
     }
 
@@ -410,14 +402,7 @@ impl Driver<SliceIn, SliceOut> for SliceDriver {
             self.offering = !self.rng.gen_bool(self.bubble);
         }
         if self.offering {
-            let b = self.beats[self.next];
-            i.s_tdata = b.tdata;
-            i.s_tkeep = b.tkeep;
-            i.s_tlast = b.tlast;
-            i.s_tvalid = true;
-            i.s_tuser_size = b.tuser_size;
-            i.s_tuser_src = b.tuser_src;
-            i.s_tuser_dst = b.tuser_dst;
+            i.set_s_beat(self.beats[self.next]);
         }
         i
     }
@@ -432,15 +417,7 @@ impl Driver<SliceIn, SliceOut> for SliceDriver {
             }
         }
         if o.m_tvalid && i.m_tready {
-            self.out.push(Beat {
-                tdata: o.m_tdata,
-                tkeep: o.m_tkeep,
-                tlast: o.m_tlast,
-                tvalid: true,
-                tuser_size: o.m_tuser_size,
-                tuser_src: o.m_tuser_src,
-                tuser_dst: o.m_tuser_dst,
-            });
+            self.out.push(o.m_beat());
         }
     }
 

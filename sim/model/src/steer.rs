@@ -467,6 +467,44 @@ beat_io! {
     3 => s3_tdata, s3_tkeep, s3_tlast, s3_tvalid, s3_tuser_size, s3_tuser_src, s3_tuser_dst;
 }
 
+/// A port's beat read and written whole, for ports with one stream side
+/// named by its prefix (`s_`, `m_`).
+macro_rules! one_beat {
+    ($($ty:ident: $get:ident, $set:ident => $d:ident, $kp:ident, $l:ident, $v:ident, $z:ident, $sr:ident, $ds:ident;)*) => {
+        $(impl $ty {
+            /// The port's beat.
+            pub fn $get(&self) -> Beat {
+                Beat {
+                    tdata: self.$d,
+                    tkeep: self.$kp,
+                    tlast: self.$l,
+                    tvalid: self.$v,
+                    tuser_size: self.$z,
+                    tuser_src: self.$sr,
+                    tuser_dst: self.$ds,
+                }
+            }
+
+            /// Set the port's beat.
+            pub fn $set(&mut self, b: Beat) {
+                self.$d = b.tdata;
+                self.$kp = b.tkeep;
+                self.$l = b.tlast;
+                self.$v = b.tvalid;
+                self.$z = b.tuser_size;
+                self.$sr = b.tuser_src;
+                self.$ds = b.tuser_dst;
+            }
+        })*
+    };
+}
+
+one_beat! {
+    MuxOut: m_beat, set_m_beat => m_tdata, m_tkeep, m_tlast, m_tvalid, m_tuser_size, m_tuser_src, m_tuser_dst;
+    SliceIn: s_beat, set_s_beat => s_tdata, s_tkeep, s_tlast, s_tvalid, s_tuser_size, s_tuser_src, s_tuser_dst;
+    SliceOut: m_beat, set_m_beat => m_tdata, m_tkeep, m_tlast, m_tvalid, m_tuser_size, m_tuser_src, m_tuser_dst;
+}
+
 /// The packet merge, cycle by cycle.
 #[derive(Clone, Debug, Default)]
 pub struct PktMuxModel {
@@ -497,14 +535,7 @@ impl PktMuxModel {
         let Some(k) = self.pick() else {
             return o;
         };
-        let b = i.beat(k);
-        o.m_tdata = b.tdata;
-        o.m_tkeep = b.tkeep;
-        o.m_tlast = b.tlast;
-        o.m_tvalid = b.tvalid;
-        o.m_tuser_size = b.tuser_size;
-        o.m_tuser_src = b.tuser_src;
-        o.m_tuser_dst = b.tuser_dst;
+        o.set_m_beat(i.beat(k));
         match k {
             0 => o.s0_tready = i.m_tready,
             1 => o.s1_tready = i.m_tready,
@@ -748,13 +779,8 @@ impl SliceModel {
 
     fn taken(i: &SliceIn) -> Beat {
         Beat {
-            tdata: i.s_tdata,
-            tkeep: i.s_tkeep,
-            tlast: i.s_tlast,
             tvalid: true,
-            tuser_size: i.s_tuser_size,
-            tuser_src: i.s_tuser_src,
-            tuser_dst: i.s_tuser_dst,
+            ..i.s_beat()
         }
     }
 }
@@ -765,17 +791,12 @@ impl Dut for SliceModel {
 
     fn eval(&mut self, inputs: &SliceIn) -> SliceOut {
         self.inputs = inputs.clone();
-        let o = &self.out;
-        SliceOut {
+        let mut o = SliceOut {
             s_tready: self.skid.is_none(),
-            m_tdata: o.tdata,
-            m_tkeep: o.tkeep,
-            m_tlast: o.tlast,
-            m_tvalid: o.tvalid,
-            m_tuser_size: o.tuser_size,
-            m_tuser_src: o.tuser_src,
-            m_tuser_dst: o.tuser_dst,
-        }
+            ..SliceOut::default()
+        };
+        o.set_m_beat(self.out);
+        o
     }
 
     fn tick(&mut self) {
