@@ -115,7 +115,7 @@ fn sim_bench_runs_agree_frame_for_frame() {
         rust_hdl_cycles: 300,
         seed: 2,
         repeat: 2,
-        only: None,
+        only: vec![],
         idle: false,
         progress: None,
     })

@@ -60,8 +60,9 @@ pub struct SimBenchOptions<'a> {
     pub seed: u64,
     /// Runs of each Verilator and model simulation; the fastest is kept.
     pub repeat: u32,
-    /// Only the simulation of this name (as the report names it).
-    pub only: Option<String>,
+    /// Only the simulations of these names (as the report names them);
+    /// all when empty.
+    pub only: Vec<String>,
     /// Offer no frames after the configuration: what evaluating every
     /// block every cycle costs with nothing to do, against which the
     /// traffic's own cost shows.
@@ -234,7 +235,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     for round in 0..opts.repeat.max(1) {
         let mut turn = Vec::new();
         for (k, (name, kind, shape, stepped, cycles)) in plan.iter().copied().enumerate() {
-            let skipped = opts.only.as_deref().is_some_and(|o| o != name);
+            let skipped = !opts.only.is_empty() && !opts.only.iter().any(|o| o == name);
             if skipped || cycles == 0 || (round > 0 && kind == SimKind::RustHdl) {
                 continue;
             }
@@ -269,7 +270,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let mut drives: Vec<Drive> = drives.into_iter().map(|(_, d)| d).collect();
     // The profiled runs: where each Verilator path's time goes.
     for name in [VERILATOR, STEPPED] {
-        if opts.only.as_deref().is_some_and(|o| o != name) {
+        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == name) {
             continue;
         }
         note(opts, &format!("{name}, profiled"));

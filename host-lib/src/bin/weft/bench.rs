@@ -68,9 +68,10 @@ pub struct BenchSimArgs {
     /// machine varies).
     #[arg(long, default_value_t = 3)]
     repeat: u32,
-    /// Run only the simulation of this name, e.g. "verilator, stepped".
+    /// Run only the simulation of this name, e.g. "verilator, stepped";
+    /// repeat to run several (they take turns, as all do without it).
     #[arg(long, value_name = "NAME")]
-    only: Option<String>,
+    only: Vec<String>,
     /// Offer no frames after the configuration: the card's cost with
     /// nothing to do (every block is still evaluated every cycle), against
     /// which the traffic's own cost shows.
