@@ -422,53 +422,32 @@ pub struct Beat {
     pub tuser_dst: u16,
 }
 
-macro_rules! beat_io {
-    ($($k:literal => $d:ident, $kp:ident, $l:ident, $v:ident, $z:ident, $sr:ident, $ds:ident;)*) => {
-        impl MuxIn {
-            /// Input `k`'s beat.
-            pub fn beat(&self, k: usize) -> Beat {
-                match k {
-                    $($k => Beat {
-                        tdata: self.$d,
-                        tkeep: self.$kp,
-                        tlast: self.$l,
-                        tvalid: self.$v,
-                        tuser_size: self.$z,
-                        tuser_src: self.$sr,
-                        tuser_dst: self.$ds,
-                    },)*
-                    _ => Beat::default(),
-                }
-            }
-
-            /// Set input `k`'s beat.
-            pub fn set_beat(&mut self, k: usize, b: Beat) {
-                match k {
-                    $($k => {
-                        self.$d = b.tdata;
-                        self.$kp = b.tkeep;
-                        self.$l = b.tlast;
-                        self.$v = b.tvalid;
-                        self.$z = b.tuser_size;
-                        self.$sr = b.tuser_src;
-                        self.$ds = b.tuser_dst;
-                    })*
-                    _ => {}
-                }
-            }
+impl MuxIn {
+    /// Input `k`'s beat.
+    pub fn beat(&self, k: usize) -> Beat {
+        match k {
+            0 => self.s0_beat(),
+            1 => self.s1_beat(),
+            2 => self.s2_beat(),
+            3 => self.s3_beat(),
+            _ => Beat::default(),
         }
-    };
+    }
+
+    /// Set input `k`'s beat.
+    pub fn set_beat(&mut self, k: usize, b: Beat) {
+        match k {
+            0 => self.set_s0_beat(b),
+            1 => self.set_s1_beat(b),
+            2 => self.set_s2_beat(b),
+            3 => self.set_s3_beat(b),
+            _ => {}
+        }
+    }
 }
 
-beat_io! {
-    0 => s0_tdata, s0_tkeep, s0_tlast, s0_tvalid, s0_tuser_size, s0_tuser_src, s0_tuser_dst;
-    1 => s1_tdata, s1_tkeep, s1_tlast, s1_tvalid, s1_tuser_size, s1_tuser_src, s1_tuser_dst;
-    2 => s2_tdata, s2_tkeep, s2_tlast, s2_tvalid, s2_tuser_size, s2_tuser_src, s2_tuser_dst;
-    3 => s3_tdata, s3_tkeep, s3_tlast, s3_tvalid, s3_tuser_size, s3_tuser_src, s3_tuser_dst;
-}
-
-/// A port's beat read and written whole, for ports with one stream side
-/// named by its prefix (`s_`, `m_`).
+/// A stream port's beat read and written whole, the port named by its
+/// signals (`s_tdata`, `s0_tdata`, `m_tdata`, ...).
 macro_rules! one_beat {
     ($($ty:ident: $get:ident, $set:ident => $d:ident, $kp:ident, $l:ident, $v:ident, $z:ident, $sr:ident, $ds:ident;)*) => {
         $(impl $ty {
@@ -500,6 +479,10 @@ macro_rules! one_beat {
 }
 
 one_beat! {
+    MuxIn: s0_beat, set_s0_beat => s0_tdata, s0_tkeep, s0_tlast, s0_tvalid, s0_tuser_size, s0_tuser_src, s0_tuser_dst;
+    MuxIn: s1_beat, set_s1_beat => s1_tdata, s1_tkeep, s1_tlast, s1_tvalid, s1_tuser_size, s1_tuser_src, s1_tuser_dst;
+    MuxIn: s2_beat, set_s2_beat => s2_tdata, s2_tkeep, s2_tlast, s2_tvalid, s2_tuser_size, s2_tuser_src, s2_tuser_dst;
+    MuxIn: s3_beat, set_s3_beat => s3_tdata, s3_tkeep, s3_tlast, s3_tvalid, s3_tuser_size, s3_tuser_src, s3_tuser_dst;
     MuxOut: m_beat, set_m_beat => m_tdata, m_tkeep, m_tlast, m_tvalid, m_tuser_size, m_tuser_src, m_tuser_dst;
     SliceIn: s_beat, set_s_beat => s_tdata, s_tkeep, s_tlast, s_tvalid, s_tuser_size, s_tuser_src, s_tuser_dst;
     SliceOut: m_beat, set_m_beat => m_tdata, m_tkeep, m_tlast, m_tvalid, m_tuser_size, m_tuser_src, m_tuser_dst;
