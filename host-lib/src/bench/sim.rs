@@ -170,6 +170,13 @@ struct Drive {
     frames: Vec<(u64, bool, Vec<u8>)>,
 }
 
+impl SimBenchOptions<'_> {
+    /// Whether the simulation named `name` is to run (`only`).
+    fn runs(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == name)
+    }
+}
+
 fn note(opts: &SimBenchOptions, msg: &str) {
     if let Some(p) = opts.progress {
         p(msg);
@@ -235,8 +242,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     for round in 0..opts.repeat.max(1) {
         let mut turn = Vec::new();
         for (k, (name, kind, shape, stepped, cycles)) in plan.iter().copied().enumerate() {
-            let skipped = !opts.only.is_empty() && !opts.only.iter().any(|o| o == name);
-            if skipped || cycles == 0 || (round > 0 && kind == SimKind::RustHdl) {
+            if !opts.runs(name) || cycles == 0 || (round > 0 && kind == SimKind::RustHdl) {
                 continue;
             }
             let how = How {
@@ -270,7 +276,7 @@ pub fn run(opts: &SimBenchOptions) -> Result<SimBench> {
     let mut drives: Vec<Drive> = drives.into_iter().map(|(_, d)| d).collect();
     // The profiled runs: where each Verilator path's time goes.
     for name in [VERILATOR, STEPPED] {
-        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == name) {
+        if !opts.runs(name) {
             continue;
         }
         note(opts, &format!("{name}, profiled"));
