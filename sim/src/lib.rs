@@ -11,6 +11,7 @@
 //!   that is flashed, on rust-hdl or Verilator, or the top's reference
 //!   model ([`timed_model`]) — behind weft-driver's two seams, `Device`
 //!   (registers) and `FramePorts` (frames on the wire and host ports).
+//! - [`timing`]: a static-timing proxy over yosys's mapped netlist.
 //! - `*_blocks`: port glue of each block for its witness tests.
 #![deny(missing_docs)]
 
@@ -31,6 +32,7 @@ pub mod rec_pack_blocks;
 mod rtl_card;
 pub mod simulator;
 pub mod timed_model;
+pub mod timing;
 pub mod verilator;
 pub mod vl;
 pub mod witness;

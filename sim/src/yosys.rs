@@ -233,6 +233,43 @@ pub fn synth_xilinx(
     parse_stat(&report, top)
 }
 
+/// Synthesize `verilog` as [`synth_xilinx`] does (always flattened) and
+/// return its resources with the mapped netlist as yosys's JSON
+/// (`write_json`), for [`crate::timing`] to walk.
+///
+/// `abc9` maps with `synth_xilinx -abc9` (yosys 0.23 has no UltraScale+
+/// delays for it and uses 7-series ones); `params` override parameters of
+/// the top module (`chparam`), for third-party modules.
+pub fn synth_netlist(
+    verilog: &str,
+    top: &str,
+    opts: &SynthOptions,
+    abc9: bool,
+    params: &[(String, String)],
+) -> Result<(Resources, String), YosysError> {
+    check_name("top module", top)?;
+    check_name("family", &opts.family)?;
+    let mut chparam = String::new();
+    for (k, v) in params {
+        check_name("parameter name", k)?;
+        check_name("parameter value", v)?;
+        let _ = writeln!(chparam, "chparam -set {k} {v} {top}");
+    }
+    let script = format!(
+        "read_verilog design.v\n\
+         {chparam}\
+         synth_xilinx -family {family} -top {top} -flatten -noiopad{abc9}\n\
+         tee -q -o stat.txt stat -top {top}\n\
+         write_json net.json\n",
+        family = opts.family,
+        abc9 = if abc9 { " -abc9" } else { "" },
+    );
+    let mut texts = run_script_files(verilog, &script, &["stat.txt", "net.json"], opts.timeout)?;
+    let json = texts.pop().unwrap_or_default();
+    let report = texts.pop().unwrap_or_default();
+    Ok((parse_stat(&report, top)?, json))
+}
+
 /// Flip-flop cell types after `proc`: where a combinational path ends.
 const FLOPS: &str =
     "$dff,$dffe,$adff,$adffe,$sdff,$sdffe,$sdffce,$aldff,$aldffe,$dffsr,$dffsre,$memwr,$memwr_v2";
@@ -287,6 +324,19 @@ fn run_script(
     result: &str,
     timeout: Duration,
 ) -> Result<String, YosysError> {
+    let mut texts = run_script_files(verilog, script, &[result], timeout)?;
+    Ok(texts.remove(0))
+}
+
+/// Run the yosys `script` on `verilog` (read as `design.v`) in a fresh
+/// temporary directory, killing it after `timeout`, and return the texts of
+/// the files `results` it writes, in order.
+fn run_script_files(
+    verilog: &str,
+    script: &str,
+    results: &[&str],
+    timeout: Duration,
+) -> Result<Vec<String>, YosysError> {
     let dir = TempDir::new()?;
     let design = dir.path().join("design.v");
     std::fs::write(&design, verilog)
@@ -334,12 +384,17 @@ fn run_script(
         }
         Some(_) => {}
     }
-    let result_path = dir.path().join(result);
-    std::fs::read_to_string(&result_path).map_err(|e| {
-        let mut context = format!("reading {}", result_path.display());
-        let _ = write!(context, " (yosys output:\n{})", output());
-        io_err(context, e)
-    })
+    results
+        .iter()
+        .map(|result| {
+            let result_path = dir.path().join(result);
+            std::fs::read_to_string(&result_path).map_err(|e| {
+                let mut context = format!("reading {}", result_path.display());
+                let _ = write!(context, " (yosys output:\n{})", output());
+                io_err(context, e)
+            })
+        })
+        .collect()
 }
 
 /// Reject names that would break the yosys script.

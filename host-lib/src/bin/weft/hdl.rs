@@ -1,5 +1,5 @@
-//! `weft hdl emit|lint|synth`: the RTL as Verilog, Verilator's lint of it,
-//! and yosys resource estimates per block.
+//! `weft hdl emit|lint|synth|timing`: the RTL as Verilog, Verilator's lint
+//! of it, yosys resource estimates per block, and the static-timing proxy.
 
 use crate::{print_json, spinner, JsonArg};
 use anyhow::{bail, Context, Result};
@@ -31,6 +31,10 @@ pub enum HdlCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Estimate register-to-register timing: yosys maps the design to
+    /// UltraScale+ primitives and every path is walked with the delay model
+    /// of docs/timing.md (an estimate, not Vivado: no placement).
+    Timing(crate::timing::TimingArgs),
 }
 
 pub fn run(cmd: HdlCmd) -> Result<()> {
@@ -38,6 +42,7 @@ pub fn run(cmd: HdlCmd) -> Result<()> {
         HdlCmd::Emit { out, json } => emit(out, json),
         HdlCmd::Lint(a) => lint(a),
         HdlCmd::Synth { block, json } => synth(&block, json),
+        HdlCmd::Timing(a) => crate::timing::run(a),
     }
 }
 

@@ -33,6 +33,7 @@ mod memops;
 mod pci;
 mod roles;
 mod serve;
+mod timing;
 
 #[derive(Parser)]
 #[command(
