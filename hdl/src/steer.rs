@@ -9,6 +9,10 @@ use crate::common::{konst, Bswap, Cat, Ipv4Sum, Widen};
 use rust_hdl::prelude::*;
 use weft_regs::wire;
 
+/// Sideband bits a [`Slice`] carries beside a beat: a deframed packet's
+/// destination (2 bits) and return address ([`wire::RET_BITS`]), with room.
+pub const SLICE_META: usize = 128;
+
 /// UDP destination port of key-value aggregation packets.
 pub const KV_PORT: u64 = wire::KV_PORT as u64;
 /// UDP destination port of gradient aggregation packets.
@@ -845,7 +849,12 @@ impl<const M: usize> Logic for PktMux2<M> {
 /// signals then reach no logic but the slice's registers, which a
 /// simulator that settles the logic an input reaches before the clock
 /// edge (Verilator's input region) and again after it no longer runs
-/// twice a cycle. Its specification is `weft_model::steer::SliceModel`.
+/// twice a cycle. Inside the card, slices register the seams between
+/// blocks (timing: no valid/ready chain crosses a block boundary in one
+/// cycle, `docs/timing.md`), carrying a block's sideband in `tmeta`
+/// (a deframed packet's destination and return address); at the ports
+/// `tmeta` is 0 and synthesis drops its registers. Its specification is
+/// `weft_model::steer::SliceModel`.
 #[derive(LogicBlock, Default)]
 pub struct Slice {
     /// Clock.
@@ -864,6 +873,9 @@ pub struct Slice {
     pub s_tuser_src: Signal<In, Bits<16>>,
     /// Input destination tag.
     pub s_tuser_dst: Signal<In, Bits<16>>,
+    /// Input sideband (inside the card: a packet's destination and return
+    /// address).
+    pub s_tmeta: Signal<In, Bits<SLICE_META>>,
     /// Input ready: the skid entry is free.
     pub s_tready: Signal<Out, Bit>,
     /// Output data.
@@ -880,6 +892,8 @@ pub struct Slice {
     pub m_tuser_src: Signal<Out, Bits<16>>,
     /// Output destination tag.
     pub m_tuser_dst: Signal<Out, Bits<16>>,
+    /// Output sideband.
+    pub m_tmeta: Signal<Out, Bits<SLICE_META>>,
     /// Output ready.
     pub m_tready: Signal<In, Bit>,
     // The output entry (valid, fields) and the skid entry, which holds a
@@ -891,6 +905,7 @@ pub struct Slice {
     z0: DFF<Bits<16>>,
     c0: DFF<Bits<16>>,
     t0: DFF<Bits<16>>,
+    x0: DFF<Bits<SLICE_META>>,
     v1: DFF<Bit>,
     d1: DFF<Bits<512>>,
     k1: DFF<Bits<64>>,
@@ -898,12 +913,13 @@ pub struct Slice {
     z1: DFF<Bits<16>>,
     c1: DFF<Bits<16>>,
     t1: DFF<Bits<16>>,
+    x1: DFF<Bits<SLICE_META>>,
 }
 
 impl Logic for Slice {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, v0, d0, k0, l0, z0, c0, t0, v1, d1, k1, l1, z1, c1, t1);
+        dff_setup!(self, clock, v0, d0, k0, l0, z0, c0, t0, x0, v1, d1, k1, l1, z1, c1, t1, x1);
         self.m_tdata.next = self.d0.q.val();
         self.m_tkeep.next = self.k0.q.val();
         self.m_tlast.next = self.l0.q.val();
@@ -911,6 +927,7 @@ impl Logic for Slice {
         self.m_tuser_size.next = self.z0.q.val();
         self.m_tuser_src.next = self.c0.q.val();
         self.m_tuser_dst.next = self.t0.q.val();
+        self.m_tmeta.next = self.x0.q.val();
         self.s_tready.next = !self.v1.q.val();
         if self.m_tready.val() | !self.v0.q.val() {
             // The output entry moves on (or was empty): refill it from the
@@ -922,6 +939,7 @@ impl Logic for Slice {
                 self.z0.d.next = self.z1.q.val();
                 self.c0.d.next = self.c1.q.val();
                 self.t0.d.next = self.t1.q.val();
+                self.x0.d.next = self.x1.q.val();
                 self.v1.d.next = false;
             } else {
                 self.v0.d.next = self.s_tvalid.val();
@@ -932,6 +950,7 @@ impl Logic for Slice {
                     self.z0.d.next = self.s_tuser_size.val();
                     self.c0.d.next = self.s_tuser_src.val();
                     self.t0.d.next = self.s_tuser_dst.val();
+                    self.x0.d.next = self.s_tmeta.val();
                 }
             }
         } else if self.s_tvalid.val() & !self.v1.q.val() {
@@ -942,6 +961,7 @@ impl Logic for Slice {
             self.z1.d.next = self.s_tuser_size.val();
             self.c1.d.next = self.s_tuser_src.val();
             self.t1.d.next = self.s_tuser_dst.val();
+            self.x1.d.next = self.s_tmeta.val();
             self.v1.d.next = true;
         }
     }

@@ -62,7 +62,7 @@ use crate::memops::Memops;
 use crate::memops_port::MemopsPort;
 use crate::net_regs::{NetRegs, COUNTERS};
 use crate::rec_pack::RecPack;
-use crate::steer::{Deframe, PktMux2, PktMux4, Slice};
+use crate::steer::{Deframe, PktMux2, PktMux4, Slice, SLICE_META};
 use rust_hdl::prelude::*;
 use weft_regs::{wire, BuildInfo, MAP};
 
@@ -79,6 +79,10 @@ pub type TopCheck = FrameCheck<9>;
 pub type TopFanout = GradFanout<5>;
 /// The two-way merges carry a return address.
 pub type Mux2 = PktMux2<{ wire::RET_BITS }>;
+
+// The engines' return address is taken out of a slice's sideband at 97
+// bits (`get_bits` takes a literal inside `hdl_gen`).
+const _: () = assert!(wire::RET_BITS == 97);
 
 /// Bytes of a gradient packet on the card.
 const GRAD_PACKET: u64 = 5 * 64;
@@ -201,11 +205,26 @@ pub struct WeftTop {
     h2c_sl: Slice,
     rx_fc: TopCheck,
     h2c_fc: TopCheck,
+    rx_cs: Slice,
+    h2c_cs: Slice,
     rx_df: Deframe,
     h2c_df: Deframe,
+    rx_ds: Slice,
+    h2c_ds: Slice,
     kv_in: Mux2,
     grad_in: Mux2,
     mo_in: Mux2,
+    kv_sl: Slice,
+    grad_sl: Slice,
+    mo_sl: Slice,
+    rx_dest: Signal<Local, Bits<2>>,
+    h2c_dest: Signal<Local, Bits<2>>,
+    c_rx_dm: Cat<98, 2, 96>,
+    c_h2c_dm: Cat<98, 2, 96>,
+    w_rx_dm: Widen<{ SLICE_META }, 98>,
+    w_h2c_dm: Widen<{ SLICE_META }, 98>,
+    w_kv_meta: Widen<{ SLICE_META }, { wire::RET_BITS }>,
+    w_mo_meta: Widen<{ SLICE_META }, { wire::RET_BITS }>,
     mo_port: MemopsPort,
     rec: RecPack,
     fan: TopFanout,
@@ -341,11 +360,26 @@ impl WeftTop {
             h2c_sl: Slice::default(),
             rx_fc: TopCheck::new(),
             h2c_fc: TopCheck::new(),
+            rx_cs: Slice::default(),
+            h2c_cs: Slice::default(),
             rx_df: Deframe::new(),
             h2c_df: Deframe::new(),
+            rx_ds: Slice::default(),
+            h2c_ds: Slice::default(),
             kv_in: Mux2::new(),
             grad_in: Mux2::new(),
             mo_in: Mux2::new(),
+            kv_sl: Slice::default(),
+            grad_sl: Slice::default(),
+            mo_sl: Slice::default(),
+            rx_dest: Default::default(),
+            h2c_dest: Default::default(),
+            c_rx_dm: Default::default(),
+            c_h2c_dm: Default::default(),
+            w_rx_dm: Default::default(),
+            w_h2c_dm: Default::default(),
+            w_kv_meta: Default::default(),
+            w_mo_meta: Default::default(),
             mo_port: MemopsPort::new(),
             rec: RecPack::new(),
             fan: TopFanout::new(),
@@ -434,6 +468,13 @@ impl Logic for WeftTop {
         self.h2c_fc.clock.next = self.axis_aclk.val();
         self.rx_df.clock.next = self.axis_aclk.val();
         self.h2c_df.clock.next = self.axis_aclk.val();
+        self.rx_cs.clock.next = self.axis_aclk.val();
+        self.h2c_cs.clock.next = self.axis_aclk.val();
+        self.rx_ds.clock.next = self.axis_aclk.val();
+        self.h2c_ds.clock.next = self.axis_aclk.val();
+        self.kv_sl.clock.next = self.axis_aclk.val();
+        self.grad_sl.clock.next = self.axis_aclk.val();
+        self.mo_sl.clock.next = self.axis_aclk.val();
         self.kv_in.clock.next = self.axis_aclk.val();
         self.grad_in.clock.next = self.axis_aclk.val();
         self.mo_in.clock.next = self.axis_aclk.val();
@@ -574,6 +615,7 @@ impl Logic for WeftTop {
         self.rx_sl.s_tuser_size.next = self.s_axis_adap_rx_250mhz_tuser_size.val();
         self.rx_sl.s_tuser_src.next = self.zero16.val();
         self.rx_sl.s_tuser_dst.next = self.zero16.val();
+        self.rx_sl.s_tmeta.next = self.zero128.val();
         self.s_axis_adap_rx_250mhz_tready.next = self.rx_sl.s_tready.val() & self.run.val();
         self.rx_fc.s_tdata.next = self.rx_sl.m_tdata.val();
         self.rx_fc.s_tkeep.next = self.rx_sl.m_tkeep.val();
@@ -581,15 +623,39 @@ impl Logic for WeftTop {
         self.rx_fc.s_tvalid.next = self.rx_sl.m_tvalid.val();
         self.rx_fc.s_tuser_size.next = self.rx_sl.m_tuser_size.val();
         self.rx_sl.m_tready.next = self.rx_fc.s_tready.val();
-        self.rx_df.s_tdata.next = self.rx_fc.m_tdata.val();
-        self.rx_df.s_tkeep.next = self.rx_fc.m_tkeep.val();
-        self.rx_df.s_tlast.next = self.rx_fc.m_tlast.val();
-        self.rx_df.s_tvalid.next = self.rx_fc.m_tvalid.val();
-        self.rx_df.s_tuser_size.next = self.rx_fc.m_tuser_size.val();
-        self.rx_fc.m_tready.next = self.rx_df.s_tready.val();
+        self.rx_cs.s_tdata.next = self.rx_fc.m_tdata.val();
+        self.rx_cs.s_tkeep.next = self.rx_fc.m_tkeep.val();
+        self.rx_cs.s_tlast.next = self.rx_fc.m_tlast.val();
+        self.rx_cs.s_tvalid.next = self.rx_fc.m_tvalid.val();
+        self.rx_cs.s_tuser_size.next = self.rx_fc.m_tuser_size.val();
+        self.rx_cs.s_tuser_src.next = self.zero16.val();
+        self.rx_cs.s_tuser_dst.next = self.zero16.val();
+        self.rx_cs.s_tmeta.next = self.zero128.val();
+        self.rx_fc.m_tready.next = self.rx_cs.s_tready.val();
+        self.rx_df.s_tdata.next = self.rx_cs.m_tdata.val();
+        self.rx_df.s_tkeep.next = self.rx_cs.m_tkeep.val();
+        self.rx_df.s_tlast.next = self.rx_cs.m_tlast.val();
+        self.rx_df.s_tvalid.next = self.rx_cs.m_tvalid.val();
+        self.rx_df.s_tuser_size.next = self.rx_cs.m_tuser_size.val();
+        self.rx_cs.m_tready.next = self.rx_df.s_tready.val();
         self.rx_df.card_mac.next = self.net.card_mac.val();
         self.rx_df.card_ip.next = self.net.card_ip.val();
         self.rx_df.enable.next = self.net.enable.val();
+        // A deframed beat leaves through a slice with its destination and
+        // return address beside it.
+        self.c_rx_dm.hi.next = self.rx_df.m_tdest.val();
+        self.c_rx_dm.lo.next = self.rx_df.m_tret.val();
+        self.w_rx_dm.narrow.next = self.c_rx_dm.out.val();
+        self.rx_ds.s_tdata.next = self.rx_df.m_tdata.val();
+        self.rx_ds.s_tkeep.next = self.rx_df.m_tkeep.val();
+        self.rx_ds.s_tlast.next = self.rx_df.m_tlast.val();
+        self.rx_ds.s_tvalid.next = self.rx_df.m_tvalid.val();
+        self.rx_ds.s_tuser_size.next = self.rx_df.m_tuser_size.val();
+        self.rx_ds.s_tuser_src.next = self.zero16.val();
+        self.rx_ds.s_tuser_dst.next = self.zero16.val();
+        self.rx_ds.s_tmeta.next = self.w_rx_dm.wide.val();
+        self.rx_df.m_tready.next = self.rx_ds.s_tready.val();
+        self.rx_dest.next = self.rx_ds.m_tmeta.val().get_bits::<2>(96);
         self.h2c_sl.s_tdata.next = self.s_axis_qdma_h2c_tdata.val();
         self.h2c_sl.s_tkeep.next = self.s_axis_qdma_h2c_tkeep.val();
         self.h2c_sl.s_tlast.next = self.s_axis_qdma_h2c_tlast.val();
@@ -597,6 +663,7 @@ impl Logic for WeftTop {
         self.h2c_sl.s_tuser_size.next = self.s_axis_qdma_h2c_tuser_size.val();
         self.h2c_sl.s_tuser_src.next = self.zero16.val();
         self.h2c_sl.s_tuser_dst.next = self.zero16.val();
+        self.h2c_sl.s_tmeta.next = self.zero128.val();
         self.s_axis_qdma_h2c_tready.next = self.h2c_sl.s_tready.val() & self.run.val();
         self.h2c_fc.s_tdata.next = self.h2c_sl.m_tdata.val();
         self.h2c_fc.s_tkeep.next = self.h2c_sl.m_tkeep.val();
@@ -604,112 +671,148 @@ impl Logic for WeftTop {
         self.h2c_fc.s_tvalid.next = self.h2c_sl.m_tvalid.val();
         self.h2c_fc.s_tuser_size.next = self.h2c_sl.m_tuser_size.val();
         self.h2c_sl.m_tready.next = self.h2c_fc.s_tready.val();
-        self.h2c_df.s_tdata.next = self.h2c_fc.m_tdata.val();
-        self.h2c_df.s_tkeep.next = self.h2c_fc.m_tkeep.val();
-        self.h2c_df.s_tlast.next = self.h2c_fc.m_tlast.val();
-        self.h2c_df.s_tvalid.next = self.h2c_fc.m_tvalid.val();
-        self.h2c_df.s_tuser_size.next = self.h2c_fc.m_tuser_size.val();
-        self.h2c_fc.m_tready.next = self.h2c_df.s_tready.val();
+        self.h2c_cs.s_tdata.next = self.h2c_fc.m_tdata.val();
+        self.h2c_cs.s_tkeep.next = self.h2c_fc.m_tkeep.val();
+        self.h2c_cs.s_tlast.next = self.h2c_fc.m_tlast.val();
+        self.h2c_cs.s_tvalid.next = self.h2c_fc.m_tvalid.val();
+        self.h2c_cs.s_tuser_size.next = self.h2c_fc.m_tuser_size.val();
+        self.h2c_cs.s_tuser_src.next = self.zero16.val();
+        self.h2c_cs.s_tuser_dst.next = self.zero16.val();
+        self.h2c_cs.s_tmeta.next = self.zero128.val();
+        self.h2c_fc.m_tready.next = self.h2c_cs.s_tready.val();
+        self.h2c_df.s_tdata.next = self.h2c_cs.m_tdata.val();
+        self.h2c_df.s_tkeep.next = self.h2c_cs.m_tkeep.val();
+        self.h2c_df.s_tlast.next = self.h2c_cs.m_tlast.val();
+        self.h2c_df.s_tvalid.next = self.h2c_cs.m_tvalid.val();
+        self.h2c_df.s_tuser_size.next = self.h2c_cs.m_tuser_size.val();
+        self.h2c_cs.m_tready.next = self.h2c_df.s_tready.val();
         self.h2c_df.card_mac.next = self.net.card_mac.val();
         self.h2c_df.card_ip.next = self.net.card_ip.val();
         self.h2c_df.enable.next = self.net.enable.val();
+        // A deframed beat leaves through a slice with its destination and
+        // return address beside it.
+        self.c_h2c_dm.hi.next = self.h2c_df.m_tdest.val();
+        self.c_h2c_dm.lo.next = self.h2c_df.m_tret.val();
+        self.w_h2c_dm.narrow.next = self.c_h2c_dm.out.val();
+        self.h2c_ds.s_tdata.next = self.h2c_df.m_tdata.val();
+        self.h2c_ds.s_tkeep.next = self.h2c_df.m_tkeep.val();
+        self.h2c_ds.s_tlast.next = self.h2c_df.m_tlast.val();
+        self.h2c_ds.s_tvalid.next = self.h2c_df.m_tvalid.val();
+        self.h2c_ds.s_tuser_size.next = self.h2c_df.m_tuser_size.val();
+        self.h2c_ds.s_tuser_src.next = self.zero16.val();
+        self.h2c_ds.s_tuser_dst.next = self.zero16.val();
+        self.h2c_ds.s_tmeta.next = self.w_h2c_dm.wide.val();
+        self.h2c_df.m_tready.next = self.h2c_ds.s_tready.val();
+        self.h2c_dest.next = self.h2c_ds.m_tmeta.val().get_bits::<2>(96);
         // Return addresses: bit 96 says the request came from the host.
         self.c_rx_ret.hi.next = self.bit0.val();
-        self.c_rx_ret.lo.next = self.rx_df.m_tret.val();
+        self.c_rx_ret.lo.next = self.rx_ds.m_tmeta.val().get_bits::<96>(0);
         self.c_h2c_ret.hi.next = self.bit1.val();
-        self.c_h2c_ret.lo.next = self.h2c_df.m_tret.val();
+        self.c_h2c_ret.lo.next = self.h2c_ds.m_tmeta.val().get_bits::<96>(0);
 
         // ---- Network receive: passed to the host, or to an engine.
-        self.c2h.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.c2h.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.c2h.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.c2h.s0_tdata.next = self.rx_ds.m_tdata.val();
+        self.c2h.s0_tkeep.next = self.rx_ds.m_tkeep.val();
+        self.c2h.s0_tlast.next = self.rx_ds.m_tlast.val();
         self.c2h.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.zero2.val());
-        self.c2h.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+            self.rx_ds.m_tvalid.val() & (self.rx_dest.val() == self.zero2.val());
+        self.c2h.s0_tuser_size.next = self.rx_ds.m_tuser_size.val();
         self.c2h.s0_tuser_src.next = self.src_pass.val();
         self.c2h.s0_tuser_dst.next = self.zero16.val();
-        self.kv_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.kv_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.kv_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.kv_in.s0_tdata.next = self.rx_ds.m_tdata.val();
+        self.kv_in.s0_tkeep.next = self.rx_ds.m_tkeep.val();
+        self.kv_in.s0_tlast.next = self.rx_ds.m_tlast.val();
         self.kv_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_kv.val());
-        self.kv_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+            self.rx_ds.m_tvalid.val() & (self.rx_dest.val() == self.d_kv.val());
+        self.kv_in.s0_tuser_size.next = self.rx_ds.m_tuser_size.val();
         self.kv_in.s0_tmeta.next = self.c_rx_ret.out.val();
-        self.grad_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.grad_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.grad_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.grad_in.s0_tdata.next = self.rx_ds.m_tdata.val();
+        self.grad_in.s0_tkeep.next = self.rx_ds.m_tkeep.val();
+        self.grad_in.s0_tlast.next = self.rx_ds.m_tlast.val();
         self.grad_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_grad.val());
-        self.grad_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+            self.rx_ds.m_tvalid.val() & (self.rx_dest.val() == self.d_grad.val());
+        self.grad_in.s0_tuser_size.next = self.rx_ds.m_tuser_size.val();
         self.grad_in.s0_tmeta.next = self.zero_ret.val();
-        self.mo_in.s0_tdata.next = self.rx_df.m_tdata.val();
-        self.mo_in.s0_tkeep.next = self.rx_df.m_tkeep.val();
-        self.mo_in.s0_tlast.next = self.rx_df.m_tlast.val();
+        self.mo_in.s0_tdata.next = self.rx_ds.m_tdata.val();
+        self.mo_in.s0_tkeep.next = self.rx_ds.m_tkeep.val();
+        self.mo_in.s0_tlast.next = self.rx_ds.m_tlast.val();
         self.mo_in.s0_tvalid.next =
-            self.rx_df.m_tvalid.val() & (self.rx_df.m_tdest.val() == self.d_memops.val());
-        self.mo_in.s0_tuser_size.next = self.rx_df.m_tuser_size.val();
+            self.rx_ds.m_tvalid.val() & (self.rx_dest.val() == self.d_memops.val());
+        self.mo_in.s0_tuser_size.next = self.rx_ds.m_tuser_size.val();
         self.mo_in.s0_tmeta.next = self.c_rx_ret.out.val();
         self.rx_ready.next = self.c2h.s0_tready.val();
-        if self.rx_df.m_tdest.val() == self.d_kv.val() {
+        if self.rx_dest.val() == self.d_kv.val() {
             self.rx_ready.next = self.kv_in.s0_tready.val();
         }
-        if self.rx_df.m_tdest.val() == self.d_grad.val() {
+        if self.rx_dest.val() == self.d_grad.val() {
             self.rx_ready.next = self.grad_in.s0_tready.val();
         }
-        if self.rx_df.m_tdest.val() == self.d_memops.val() {
+        if self.rx_dest.val() == self.d_memops.val() {
             self.rx_ready.next = self.mo_in.s0_tready.val();
         }
-        self.rx_df.m_tready.next = self.rx_ready.val();
+        self.rx_ds.m_tready.next = self.rx_ready.val();
 
         // ---- Host to card: passed to the network, or to an engine.
-        self.tx.s0_tdata.next = self.h2c_df.m_tdata.val();
-        self.tx.s0_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.tx.s0_tlast.next = self.h2c_df.m_tlast.val();
+        self.tx.s0_tdata.next = self.h2c_ds.m_tdata.val();
+        self.tx.s0_tkeep.next = self.h2c_ds.m_tkeep.val();
+        self.tx.s0_tlast.next = self.h2c_ds.m_tlast.val();
         self.tx.s0_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.zero2.val());
-        self.tx.s0_tuser_size.next = self.h2c_df.m_tuser_size.val();
+            self.h2c_ds.m_tvalid.val() & (self.h2c_dest.val() == self.zero2.val());
+        self.tx.s0_tuser_size.next = self.h2c_ds.m_tuser_size.val();
         self.tx.s0_tuser_src.next = self.src_pass.val();
         self.tx.s0_tuser_dst.next = self.tx_dst.val();
-        self.kv_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.kv_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.kv_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.kv_in.s1_tdata.next = self.h2c_ds.m_tdata.val();
+        self.kv_in.s1_tkeep.next = self.h2c_ds.m_tkeep.val();
+        self.kv_in.s1_tlast.next = self.h2c_ds.m_tlast.val();
         self.kv_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_kv.val());
-        self.kv_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+            self.h2c_ds.m_tvalid.val() & (self.h2c_dest.val() == self.d_kv.val());
+        self.kv_in.s1_tuser_size.next = self.h2c_ds.m_tuser_size.val();
         self.kv_in.s1_tmeta.next = self.c_h2c_ret.out.val();
-        self.grad_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.grad_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.grad_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.grad_in.s1_tdata.next = self.h2c_ds.m_tdata.val();
+        self.grad_in.s1_tkeep.next = self.h2c_ds.m_tkeep.val();
+        self.grad_in.s1_tlast.next = self.h2c_ds.m_tlast.val();
         self.grad_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_grad.val());
-        self.grad_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+            self.h2c_ds.m_tvalid.val() & (self.h2c_dest.val() == self.d_grad.val());
+        self.grad_in.s1_tuser_size.next = self.h2c_ds.m_tuser_size.val();
         self.grad_in.s1_tmeta.next = self.zero_ret.val();
-        self.mo_in.s1_tdata.next = self.h2c_df.m_tdata.val();
-        self.mo_in.s1_tkeep.next = self.h2c_df.m_tkeep.val();
-        self.mo_in.s1_tlast.next = self.h2c_df.m_tlast.val();
+        self.mo_in.s1_tdata.next = self.h2c_ds.m_tdata.val();
+        self.mo_in.s1_tkeep.next = self.h2c_ds.m_tkeep.val();
+        self.mo_in.s1_tlast.next = self.h2c_ds.m_tlast.val();
         self.mo_in.s1_tvalid.next =
-            self.h2c_df.m_tvalid.val() & (self.h2c_df.m_tdest.val() == self.d_memops.val());
-        self.mo_in.s1_tuser_size.next = self.h2c_df.m_tuser_size.val();
+            self.h2c_ds.m_tvalid.val() & (self.h2c_dest.val() == self.d_memops.val());
+        self.mo_in.s1_tuser_size.next = self.h2c_ds.m_tuser_size.val();
         self.mo_in.s1_tmeta.next = self.c_h2c_ret.out.val();
         self.h2c_ready.next = self.tx.s0_tready.val();
-        if self.h2c_df.m_tdest.val() == self.d_kv.val() {
+        if self.h2c_dest.val() == self.d_kv.val() {
             self.h2c_ready.next = self.kv_in.s1_tready.val();
         }
-        if self.h2c_df.m_tdest.val() == self.d_grad.val() {
+        if self.h2c_dest.val() == self.d_grad.val() {
             self.h2c_ready.next = self.grad_in.s1_tready.val();
         }
-        if self.h2c_df.m_tdest.val() == self.d_memops.val() {
+        if self.h2c_dest.val() == self.d_memops.val() {
             self.h2c_ready.next = self.mo_in.s1_tready.val();
         }
-        self.h2c_df.m_tready.next = self.h2c_ready.val();
+        self.h2c_ds.m_tready.next = self.h2c_ready.val();
 
         // ---- Key-value aggregation.
-        self.kv.s_tdata.next = self.kv_in.m_tdata.val();
-        self.kv.s_tlast.next = self.kv_in.m_tlast.val();
-        self.kv.s_tvalid.next = self.kv_in.m_tvalid.val();
-        self.kv.s_tuser_size.next = self.kv_in.m_tuser_size.val();
-        self.kv.s_tret.next = self.kv_in.m_tmeta.val();
-        self.kv_in.m_tready.next = self.kv.s_tready.val();
+        // A slice between the merge and the engine: the engine's ready
+        // reaches no further back than a register.
+        self.w_kv_meta.narrow.next = self.kv_in.m_tmeta.val();
+        self.kv_sl.s_tdata.next = self.kv_in.m_tdata.val();
+        self.kv_sl.s_tkeep.next = self.kv_in.m_tkeep.val();
+        self.kv_sl.s_tlast.next = self.kv_in.m_tlast.val();
+        self.kv_sl.s_tvalid.next = self.kv_in.m_tvalid.val();
+        self.kv_sl.s_tuser_size.next = self.kv_in.m_tuser_size.val();
+        self.kv_sl.s_tuser_src.next = self.zero16.val();
+        self.kv_sl.s_tuser_dst.next = self.zero16.val();
+        self.kv_sl.s_tmeta.next = self.w_kv_meta.wide.val();
+        self.kv_in.m_tready.next = self.kv_sl.s_tready.val();
+        self.kv.s_tdata.next = self.kv_sl.m_tdata.val();
+        self.kv.s_tlast.next = self.kv_sl.m_tlast.val();
+        self.kv.s_tvalid.next = self.kv_sl.m_tvalid.val();
+        self.kv.s_tuser_size.next = self.kv_sl.m_tuser_size.val();
+        self.kv.s_tret.next = self.kv_sl.m_tmeta.val().get_bits::<97>(0);
+        self.kv_sl.m_tready.next = self.kv.s_tready.val();
         // Acks: back to the sender, on the port its packet came in on.
         self.c_ack_id.hi.next = self.kv.a_tdata.val().get_bits::<16>(48);
         self.c_ack_id.lo.next = self.kv.a_tjob.val();
@@ -767,11 +870,20 @@ impl Logic for WeftTop {
 
         // ---- Gradient aggregation: results to every worker, the rest to
         // the host fallback.
-        self.grad.s_tdata.next = self.grad_in.m_tdata.val();
-        self.grad.s_tlast.next = self.grad_in.m_tlast.val();
-        self.grad.s_tvalid.next = self.grad_in.m_tvalid.val();
-        self.grad.s_tuser_size.next = self.grad_in.m_tuser_size.val();
-        self.grad_in.m_tready.next = self.grad.s_tready.val();
+        self.grad_sl.s_tdata.next = self.grad_in.m_tdata.val();
+        self.grad_sl.s_tkeep.next = self.grad_in.m_tkeep.val();
+        self.grad_sl.s_tlast.next = self.grad_in.m_tlast.val();
+        self.grad_sl.s_tvalid.next = self.grad_in.m_tvalid.val();
+        self.grad_sl.s_tuser_size.next = self.grad_in.m_tuser_size.val();
+        self.grad_sl.s_tuser_src.next = self.zero16.val();
+        self.grad_sl.s_tuser_dst.next = self.zero16.val();
+        self.grad_sl.s_tmeta.next = self.zero128.val();
+        self.grad_in.m_tready.next = self.grad_sl.s_tready.val();
+        self.grad.s_tdata.next = self.grad_sl.m_tdata.val();
+        self.grad.s_tlast.next = self.grad_sl.m_tlast.val();
+        self.grad.s_tvalid.next = self.grad_sl.m_tvalid.val();
+        self.grad.s_tuser_size.next = self.grad_sl.m_tuser_size.val();
+        self.grad_sl.m_tready.next = self.grad.s_tready.val();
         self.fan.s_tdata.next = self.grad.m_tdata.val();
         self.fan.s_tuser.next = self.grad.m_tuser.val();
         self.fan.s_tlast.next = self.grad.m_tlast.val();
@@ -801,12 +913,22 @@ impl Logic for WeftTop {
         self.fan.h_ready.next = self.fr_grad.h_ready.val();
 
         // ---- MemOps: one transaction per frame into the AVM pool.
-        self.mo_port.s_tdata.next = self.mo_in.m_tdata.val();
-        self.mo_port.s_tlast.next = self.mo_in.m_tlast.val();
-        self.mo_port.s_tvalid.next = self.mo_in.m_tvalid.val();
-        self.mo_port.s_tuser_size.next = self.mo_in.m_tuser_size.val();
-        self.mo_port.s_tret.next = self.mo_in.m_tmeta.val();
-        self.mo_in.m_tready.next = self.mo_port.s_tready.val();
+        self.w_mo_meta.narrow.next = self.mo_in.m_tmeta.val();
+        self.mo_sl.s_tdata.next = self.mo_in.m_tdata.val();
+        self.mo_sl.s_tkeep.next = self.mo_in.m_tkeep.val();
+        self.mo_sl.s_tlast.next = self.mo_in.m_tlast.val();
+        self.mo_sl.s_tvalid.next = self.mo_in.m_tvalid.val();
+        self.mo_sl.s_tuser_size.next = self.mo_in.m_tuser_size.val();
+        self.mo_sl.s_tuser_src.next = self.zero16.val();
+        self.mo_sl.s_tuser_dst.next = self.zero16.val();
+        self.mo_sl.s_tmeta.next = self.w_mo_meta.wide.val();
+        self.mo_in.m_tready.next = self.mo_sl.s_tready.val();
+        self.mo_port.s_tdata.next = self.mo_sl.m_tdata.val();
+        self.mo_port.s_tlast.next = self.mo_sl.m_tlast.val();
+        self.mo_port.s_tvalid.next = self.mo_sl.m_tvalid.val();
+        self.mo_port.s_tuser_size.next = self.mo_sl.m_tuser_size.val();
+        self.mo_port.s_tret.next = self.mo_sl.m_tmeta.val().get_bits::<97>(0);
+        self.mo_sl.m_tready.next = self.mo_port.s_tready.val();
         self.memops.req_valid.next = self.mo_port.mo_req_valid.val();
         self.mo_port.mo_req_ready.next = self.memops.req_ready.val();
         self.memops.req_src.next = self.mo_port.mo_req_src.val();
@@ -942,6 +1064,7 @@ impl Logic for WeftTop {
         self.c2h_sl.s_tuser_size.next = self.c2h.m_tuser_size.val();
         self.c2h_sl.s_tuser_src.next = self.c2h.m_tuser_src.val();
         self.c2h_sl.s_tuser_dst.next = self.c2h.m_tuser_dst.val();
+        self.c2h_sl.s_tmeta.next = self.zero128.val();
         self.c2h.m_tready.next = self.c2h_sl.s_tready.val();
         self.m_axis_qdma_c2h_tdata.next = self.c2h_sl.m_tdata.val();
         self.m_axis_qdma_c2h_tkeep.next = self.c2h_sl.m_tkeep.val();
@@ -958,6 +1081,7 @@ impl Logic for WeftTop {
         self.tx_sl.s_tuser_size.next = self.tx.m_tuser_size.val();
         self.tx_sl.s_tuser_src.next = self.tx.m_tuser_src.val();
         self.tx_sl.s_tuser_dst.next = self.tx.m_tuser_dst.val();
+        self.tx_sl.s_tmeta.next = self.zero128.val();
         self.tx.m_tready.next = self.tx_sl.s_tready.val();
         self.m_axis_adap_tx_250mhz_tdata.next = self.tx_sl.m_tdata.val();
         self.m_axis_adap_tx_250mhz_tkeep.next = self.tx_sl.m_tkeep.val();

@@ -146,6 +146,7 @@ crate::hdl_ports!(
         s_tuser_size,
         s_tuser_src,
         s_tuser_dst,
+        s_tmeta,
         m_tready
     },
     SliceOut {
@@ -156,7 +157,8 @@ crate::hdl_ports!(
         m_tvalid,
         m_tuser_size,
         m_tuser_src,
-        m_tuser_dst
+        m_tuser_dst,
+        m_tmeta
     }
 );
 

@@ -381,13 +381,13 @@ fn check_mux(seed: u64, bubble: f64, stall: f64) -> Result<(), String> {
 /// Beats offered with bubbles into the register slice, its output stalled
 /// at random; what comes out.
 struct SliceDriver {
-    beats: Vec<Beat>,
+    beats: Vec<(Beat, [u32; 4])>,
     next: usize,
     offering: bool,
     rng: ChaCha8Rng,
     bubble: f64,
     stall: f64,
-    out: Vec<Beat>,
+    out: Vec<(Beat, [u32; 4])>,
     /// Cycles the input offered a beat the slice did not take.
     refused: u64,
 }
@@ -402,7 +402,9 @@ impl Driver<SliceIn, SliceOut> for SliceDriver {
             self.offering = !self.rng.gen_bool(self.bubble);
         }
         if self.offering {
-            i.set_s_beat(self.beats[self.next]);
+            let (beat, meta) = self.beats[self.next];
+            i.set_s_beat(beat);
+            i.s_tmeta = meta;
         }
         i
     }
@@ -417,7 +419,7 @@ impl Driver<SliceIn, SliceOut> for SliceDriver {
             }
         }
         if o.m_tvalid && i.m_tready {
-            self.out.push(o.m_beat());
+            self.out.push((o.m_beat(), o.m_tmeta));
         }
     }
 
@@ -441,15 +443,18 @@ fn check_slice(
     stall: f64,
 ) -> Result<Vec<(SliceDriver, u64)>, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let beats: Vec<Beat> = (0..n)
-        .map(|_| Beat {
-            tdata: std::array::from_fn(|_| rng.gen()),
-            tkeep: rng.gen(),
-            tlast: rng.gen(),
-            tvalid: true,
-            tuser_size: rng.gen(),
-            tuser_src: rng.gen(),
-            tuser_dst: rng.gen(),
+    let beats: Vec<(Beat, [u32; 4])> = (0..n)
+        .map(|_| {
+            let beat = Beat {
+                tdata: std::array::from_fn(|_| rng.gen()),
+                tkeep: rng.gen(),
+                tlast: rng.gen(),
+                tvalid: true,
+                tuser_size: rng.gen(),
+                tuser_src: rng.gen(),
+                tuser_dst: rng.gen(),
+            };
+            (beat, rng.gen())
         })
         .collect();
     let w = slices();

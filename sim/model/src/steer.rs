@@ -712,6 +712,8 @@ crate::ports! {
         pub s_tuser_src: u16 = 16,
         /// Input destination tag.
         pub s_tuser_dst: u16 = 16,
+        /// Input sideband.
+        pub s_tmeta: [u32; 4] = SLICE_META,
         /// Output ready.
         pub m_tready: bool = 1,
     }
@@ -736,8 +738,13 @@ crate::ports! {
         pub m_tuser_src: u16 = 16,
         /// Output destination tag.
         pub m_tuser_dst: u16 = 16,
+        /// Output sideband.
+        pub m_tmeta: [u32; 4] = SLICE_META,
     }
 }
+
+/// Sideband bits of the register slice (`weft_hdl::steer::SLICE_META`).
+pub const SLICE_META: usize = 128;
 
 /// The AXI4-Stream register slice, cycle by cycle: two entries, the
 /// output's and a skid entry. Every output is a register: `m_*` the output
@@ -749,8 +756,8 @@ crate::ports! {
 /// one cycle after they are taken at the earliest.
 #[derive(Clone, Debug, Default)]
 pub struct SliceModel {
-    out: Beat,
-    skid: Option<Beat>,
+    out: (Beat, [u32; 4]),
+    skid: Option<(Beat, [u32; 4])>,
     inputs: SliceIn,
 }
 
@@ -760,11 +767,14 @@ impl SliceModel {
         Self::default()
     }
 
-    fn taken(i: &SliceIn) -> Beat {
-        Beat {
-            tvalid: true,
-            ..i.s_beat()
-        }
+    fn taken(i: &SliceIn) -> (Beat, [u32; 4]) {
+        (
+            Beat {
+                tvalid: true,
+                ..i.s_beat()
+            },
+            i.s_tmeta,
+        )
     }
 }
 
@@ -778,19 +788,20 @@ impl Dut for SliceModel {
             s_tready: self.skid.is_none(),
             ..SliceOut::default()
         };
-        o.set_m_beat(self.out);
+        o.set_m_beat(self.out.0);
+        o.m_tmeta = self.out.1;
         o
     }
 
     fn tick(&mut self) {
         let i = &self.inputs;
-        if i.m_tready || !self.out.tvalid {
+        if i.m_tready || !self.out.0.tvalid {
             if let Some(b) = self.skid.take() {
                 self.out = b;
             } else if i.s_tvalid {
                 self.out = Self::taken(i);
             } else {
-                self.out.tvalid = false;
+                self.out.0.tvalid = false;
             }
         } else if i.s_tvalid && self.skid.is_none() {
             self.skid = Some(Self::taken(i));
