@@ -143,6 +143,13 @@ pub fn deframe() -> crate::steer::Deframe {
     uut
 }
 
+/// A connected first-beat classifier.
+pub fn classify() -> crate::classify::Classify {
+    let mut uut = crate::classify::Classify::new();
+    uut.connect_all();
+    uut
+}
+
 /// A connected four-way packet merge.
 pub fn pkt_mux4() -> crate::steer::PktMux4 {
     let mut uut = crate::steer::PktMux4::new();
@@ -262,6 +269,10 @@ pub fn all(build: &BuildInfo) -> Vec<Emitted> {
         Emitted {
             name: "grad_agg",
             verilog: verilog_of(&grad_agg::<16, 512, 8, 4, 10>(), &module_name("grad_agg")),
+        },
+        Emitted {
+            name: "classify",
+            verilog: verilog_of(&classify(), &module_name("classify")),
         },
         Emitted {
             name: "deframe",

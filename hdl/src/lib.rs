@@ -9,6 +9,7 @@
 pub mod avm;
 pub mod build_info;
 pub mod cdc;
+pub mod classify;
 pub mod comb_split;
 pub mod common;
 pub mod const_wires;

@@ -5,7 +5,7 @@
 //! merge packet streams, a whole packet at a time, round-robin. Their
 //! specifications are `weft_model::steer`; `docs/wire.md` is the contract.
 
-use crate::common::{konst, Bswap, Cat, Ipv4Sum, Widen};
+use crate::common::{konst, Bswap, Cat, Widen};
 use rust_hdl::prelude::*;
 use weft_regs::wire;
 
@@ -20,11 +20,12 @@ pub const GRAD_PORT: u64 = wire::GRAD_PORT as u64;
 /// UDP destination port of MemOps transaction frames.
 pub const MEMOPS_PORT: u64 = wire::MEMOPS_PORT as u64;
 
-/// The deframer (512-bit AXI4-Stream). A frame's first beat decides
-/// (`weft_model::wire::decide` is the rule): for an engine, well formed,
-/// it is steered there; malformed or not for an engine, it passes through
-/// whole. Frames arrive whole and with a truthful `tuser_size` (a
-/// `FrameCheck` stands in front).
+/// The deframer (512-bit AXI4-Stream). A frame's first beat comes with
+/// its class, decided by the [`crate::classify::Classify`] pipeline in
+/// front (`weft_model::wire::decide` is the rule): for an engine, well
+/// formed, the frame is steered there; malformed or not for an engine, it
+/// passes through whole. Frames arrive whole and with a truthful
+/// `tuser_size` (a `FrameCheck` stands in front of the classifier).
 #[derive(LogicBlock)]
 pub struct Deframe {
     /// Clock.
@@ -41,12 +42,13 @@ pub struct Deframe {
     pub s_tuser_size: Signal<In, Bits<16>>,
     /// Ready.
     pub s_tready: Signal<Out, Bit>,
-    /// The card's MAC (first wire byte in bits 47:40).
-    pub card_mac: Signal<In, Bits<48>>,
-    /// The card's IPv4 address (first byte in bits 31:24).
-    pub card_ip: Signal<In, Bits<32>>,
-    /// Steer frames for the card to its engines (`net.CTRL.ENABLE`).
-    pub enable: Signal<In, Bit>,
+    /// On a frame's first beat: its engine (1 key-value, 2 gradient, 3
+    /// MemOps) or 0 to pass it through (the classifier's `m_tcls`).
+    pub s_tcls: Signal<In, Bits<2>>,
+    /// On a frame's first beat: it was for an engine but malformed.
+    pub s_tbad: Signal<In, Bit>,
+    /// On an engine frame's first beat: its length without padding.
+    pub s_teff: Signal<In, Bits<16>>,
     /// Output data.
     pub m_tdata: Signal<Out, Bits<512>>,
     /// Output byte enables.
@@ -76,15 +78,6 @@ pub struct Deframe {
     flush: DFF<Bit>,
     ret: DFF<Bits<96>>,
     cls: Signal<Local, Bits<2>>,
-    engine: Signal<Local, Bits<2>>,
-    for_me: Signal<Local, Bit>,
-    well_formed: Signal<Local, Bit>,
-    total: Signal<Local, Bits<16>>,
-    eff: Signal<Local, Bits<16>>,
-    udp_len: Signal<Local, Bits<16>>,
-    udp_want: Signal<Local, Bits<16>>,
-    min_payload: Signal<Local, Bits<16>>,
-    payload: Signal<Local, Bits<16>>,
     k: Signal<Local, Bits<7>>,
     fire: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
@@ -92,15 +85,9 @@ pub struct Deframe {
     keep_n: Signal<Local, Bits<6>>,
     k6: Signal<Local, Bits<6>>,
     keep_amt: Signal<Local, Bits<6>>,
-    sw_dmac: Bswap<48>,
     sw_smac: Bswap<48>,
-    sw_dip: Bswap<32>,
     sw_sip: Bswap<32>,
     sw_sport: Bswap<16>,
-    sw_dport: Bswap<16>,
-    sw_total: Bswap<16>,
-    sw_udp: Bswap<16>,
-    csum: Ipv4Sum,
     c_ret_lo: Cat<80, 32, 48>,
     c_ret: Cat<96, 16, 80>,
     w_carry: Widen<512, 176>,
@@ -114,30 +101,9 @@ pub struct Deframe {
     zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
     zero512: Constant<Bits<512>>,
-    d_kv: Constant<Bits<2>>,
-    d_grad: Constant<Bits<2>>,
-    d_memops: Constant<Bits<2>>,
-    kv_port: Constant<Bits<16>>,
-    grad_port: Constant<Bits<16>>,
-    memops_port: Constant<Bits<16>>,
     strip16: Constant<Bits<16>>,
     strip7: Constant<Bits<7>>,
     full7: Constant<Bits<7>>,
-    headers: Constant<Bits<16>>,
-    eth16: Constant<Bits<16>>,
-    ip16: Constant<Bits<16>>,
-    min_total: Constant<Bits<16>>,
-    max_total: Constant<Bits<16>>,
-    min_frame: Constant<Bits<16>>,
-    min_engine: Constant<Bits<16>>,
-    min_memops: Constant<Bits<16>>,
-    broadcast: Constant<Bits<48>>,
-    sum_ok: Constant<Bits<16>>,
-    b_08: Constant<Bits<8>>,
-    b_00: Constant<Bits<8>>,
-    b_45: Constant<Bits<8>>,
-    b_17: Constant<Bits<8>>,
-    b_3f: Constant<Bits<8>>,
 }
 
 impl Default for Deframe {
@@ -157,9 +123,9 @@ impl Deframe {
             s_tvalid: Default::default(),
             s_tuser_size: Default::default(),
             s_tready: Default::default(),
-            card_mac: Default::default(),
-            card_ip: Default::default(),
-            enable: Default::default(),
+            s_tcls: Default::default(),
+            s_tbad: Default::default(),
+            s_teff: Default::default(),
             m_tdata: Default::default(),
             m_tkeep: Default::default(),
             m_tlast: Default::default(),
@@ -178,15 +144,6 @@ impl Deframe {
             flush: Default::default(),
             ret: Default::default(),
             cls: Default::default(),
-            engine: Default::default(),
-            for_me: Default::default(),
-            well_formed: Default::default(),
-            total: Default::default(),
-            eff: Default::default(),
-            udp_len: Default::default(),
-            udp_want: Default::default(),
-            min_payload: Default::default(),
-            payload: Default::default(),
             k: Default::default(),
             fire: Default::default(),
             first: Default::default(),
@@ -194,15 +151,9 @@ impl Deframe {
             keep_n: Default::default(),
             k6: Default::default(),
             keep_amt: Default::default(),
-            sw_dmac: Default::default(),
             sw_smac: Default::default(),
-            sw_dip: Default::default(),
             sw_sip: Default::default(),
             sw_sport: Default::default(),
-            sw_dport: Default::default(),
-            sw_total: Default::default(),
-            sw_udp: Default::default(),
-            csum: Default::default(),
             c_ret_lo: Default::default(),
             c_ret: Default::default(),
             w_carry: Default::default(),
@@ -216,30 +167,9 @@ impl Deframe {
             zero16: konst(0),
             zero64: konst(0),
             zero512: konst(0),
-            d_kv: konst(1),
-            d_grad: konst(2),
-            d_memops: konst(3),
-            kv_port: konst(KV_PORT),
-            grad_port: konst(GRAD_PORT),
-            memops_port: konst(MEMOPS_PORT),
             strip16: konst(wire::HEADERS as u64),
             strip7: konst(wire::HEADERS as u64),
             full7: konst(64),
-            headers: konst(wire::HEADERS as u64),
-            eth16: konst(wire::ETH_BYTES as u64),
-            ip16: konst(wire::IPV4_BYTES as u64),
-            min_total: konst((wire::IPV4_BYTES + wire::UDP_BYTES) as u64),
-            max_total: konst((wire::MAX_FRAME - wire::ETH_BYTES) as u64),
-            min_frame: konst(wire::MIN_FRAME as u64),
-            min_engine: konst(wire::MIN_ENGINE_PAYLOAD as u64),
-            min_memops: konst(wire::MIN_MEMOPS_PAYLOAD as u64),
-            broadcast: konst(0xffff_ffff_ffff),
-            sum_ok: konst(0xffff),
-            b_08: konst(0x08),
-            b_00: konst(0x00),
-            b_45: konst(0x45),
-            b_17: konst(wire::PROTO_UDP as u64),
-            b_3f: konst(0x3f),
         }
     }
 }
@@ -248,81 +178,19 @@ impl Logic for Deframe {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, in_pkt, dest, carry, size, flush, ret);
-        // ---- Classification of a first beat (bytes in network order),
-        // made only while one is offered: nothing uses it otherwise, and a
-        // simulator then skips the swaps, the checksum and the compares.
+        // ---- A first beat's class comes from the classifier; its return
+        // address is swapped out of it only while one is offered (a
+        // simulator then skips the swaps).
         self.head.next = self.s_tvalid.val() & !self.in_pkt.q.val() & !self.flush.q.val();
-        self.sw_dmac.en.next = self.head.val();
         self.sw_smac.en.next = self.head.val();
-        self.sw_total.en.next = self.head.val();
-        self.csum.en.next = self.head.val();
         self.sw_sip.en.next = self.head.val();
-        self.sw_dip.en.next = self.head.val();
         self.sw_sport.en.next = self.head.val();
-        self.sw_dport.en.next = self.head.val();
-        self.sw_udp.en.next = self.head.val();
-        self.sw_dmac.din.next = self.s_tdata.val().get_bits::<48>(0);
         self.sw_smac.din.next = self.s_tdata.val().get_bits::<48>(48);
-        self.sw_total.din.next = self.s_tdata.val().get_bits::<16>(128);
-        self.csum.hdr.next = self.s_tdata.val().get_bits::<160>(112);
         self.sw_sip.din.next = self.s_tdata.val().get_bits::<32>(208);
-        self.sw_dip.din.next = self.s_tdata.val().get_bits::<32>(240);
         self.sw_sport.din.next = self.s_tdata.val().get_bits::<16>(272);
-        self.sw_dport.din.next = self.s_tdata.val().get_bits::<16>(288);
-        self.sw_udp.din.next = self.s_tdata.val().get_bits::<16>(304);
-        self.engine.next = self.zero2.val();
-        self.min_payload.next = self.min_engine.val();
-        self.for_me.next = false;
-        self.well_formed.next = false;
-        self.total.next = self.zero16.val();
-        self.eff.next = self.zero16.val();
-        self.udp_len.next = self.zero16.val();
-        self.udp_want.next = self.zero16.val();
-        self.payload.next = self.zero16.val();
         self.cls.next = self.zero2.val();
         if self.head.val() {
-            if self.sw_dport.dout.val() == self.kv_port.val() {
-                self.engine.next = self.d_kv.val();
-            }
-            if self.sw_dport.dout.val() == self.grad_port.val() {
-                self.engine.next = self.d_grad.val();
-            }
-            if self.sw_dport.dout.val() == self.memops_port.val() {
-                self.engine.next = self.d_memops.val();
-                self.min_payload.next = self.min_memops.val();
-            }
-            self.for_me.next = self.enable.val()
-                & (self.s_tuser_size.val() >= self.headers.val())
-                & ((self.sw_dmac.dout.val() == self.card_mac.val())
-                    | (self.sw_dmac.dout.val() == self.broadcast.val()))
-                & (self.s_tdata.val().get_bits::<8>(96) == self.b_08.val())
-                & (self.s_tdata.val().get_bits::<8>(104) == self.b_00.val())
-                & (self.sw_dip.dout.val() == self.card_ip.val())
-                & (self.s_tdata.val().get_bits::<8>(112) == self.b_45.val())
-                & (self.s_tdata.val().get_bits::<8>(184) == self.b_17.val())
-                & (self.engine.val() != self.zero2.val());
-            self.total.next = self.sw_total.dout.val();
-            self.eff.next = self.total.val() + self.eth16.val();
-            self.udp_len.next = self.sw_udp.dout.val();
-            self.udp_want.next = self.total.val() - self.ip16.val();
-            self.payload.next = self.total.val() - self.min_total.val();
-            // No fragments, a correct header checksum, lengths that agree
-            // with the frame (or a minimum frame padded to 60 bytes), a
-            // long enough payload.
-            self.well_formed.next = ((self.s_tdata.val().get_bits::<8>(160) & self.b_3f.val())
-                == self.b_00.val())
-                & (self.s_tdata.val().get_bits::<8>(168) == self.b_00.val())
-                & (self.csum.sum.val() == self.sum_ok.val())
-                & (self.total.val() >= self.min_total.val())
-                & (self.total.val() <= self.max_total.val())
-                & ((self.eff.val() == self.s_tuser_size.val())
-                    | ((self.eff.val() < self.min_frame.val())
-                        & (self.s_tuser_size.val() == self.min_frame.val())))
-                & (self.udp_len.val() == self.udp_want.val())
-                & (self.payload.val() >= self.min_payload.val());
-            if self.for_me.val() & self.well_formed.val() {
-                self.cls.next = self.engine.val();
-            }
+            self.cls.next = self.s_tcls.val();
         }
         self.c_ret_lo.hi.next = self.sw_sip.dout.val();
         self.c_ret_lo.lo.next = self.sw_smac.dout.val();
@@ -396,7 +264,7 @@ impl Logic for Deframe {
         self.first.next = self.fire.val() & !self.in_pkt.q.val() & !self.flush.q.val();
         self.ev_engine.next = self.first.val() & (self.cls.val() != self.zero2.val());
         self.ev_pass.next = self.first.val() & (self.cls.val() == self.zero2.val());
-        self.ev_malformed.next = self.first.val() & self.for_me.val() & !self.well_formed.val();
+        self.ev_malformed.next = self.first.val() & self.s_tbad.val();
         if self.flush.q.val() {
             if self.m_tready.val() {
                 self.flush.d.next = false;
@@ -407,7 +275,7 @@ impl Logic for Deframe {
                 self.dest.d.next = self.cls.val();
                 self.size.d.next = self.s_tuser_size.val();
                 if self.cls.val() != self.zero2.val() {
-                    self.size.d.next = self.eff.val();
+                    self.size.d.next = self.s_teff.val();
                     self.ret.d.next = self.c_ret.out.val();
                 }
                 self.carry.d.next = self.s_tdata.val().get_bits::<176>(336);

@@ -51,6 +51,7 @@
 
 use crate::avm::Avm;
 use crate::cdc::{AxilCdc, SyncBit};
+use crate::classify::Classify;
 use crate::common::{konst, Cat, Pack, Pair, Widen};
 use crate::csr::Csr;
 use crate::frame_check::FrameCheck;
@@ -207,6 +208,8 @@ pub struct WeftTop {
     h2c_fc: TopCheck,
     rx_cs: Slice,
     h2c_cs: Slice,
+    rx_cl: Classify,
+    h2c_cl: Classify,
     rx_df: Deframe,
     h2c_df: Deframe,
     rx_ds: Slice,
@@ -362,6 +365,8 @@ impl WeftTop {
             h2c_fc: TopCheck::new(),
             rx_cs: Slice::default(),
             h2c_cs: Slice::default(),
+            rx_cl: Classify::new(),
+            h2c_cl: Classify::new(),
             rx_df: Deframe::new(),
             h2c_df: Deframe::new(),
             rx_ds: Slice::default(),
@@ -469,6 +474,8 @@ impl Logic for WeftTop {
         self.rx_df.clock.next = self.axis_aclk.val();
         self.h2c_df.clock.next = self.axis_aclk.val();
         self.rx_cs.clock.next = self.axis_aclk.val();
+        self.rx_cl.clock.next = self.axis_aclk.val();
+        self.h2c_cl.clock.next = self.axis_aclk.val();
         self.h2c_cs.clock.next = self.axis_aclk.val();
         self.rx_ds.clock.next = self.axis_aclk.val();
         self.h2c_ds.clock.next = self.axis_aclk.val();
@@ -632,15 +639,24 @@ impl Logic for WeftTop {
         self.rx_cs.s_tuser_dst.next = self.zero16.val();
         self.rx_cs.s_tmeta.next = self.zero128.val();
         self.rx_fc.m_tready.next = self.rx_cs.s_tready.val();
-        self.rx_df.s_tdata.next = self.rx_cs.m_tdata.val();
-        self.rx_df.s_tkeep.next = self.rx_cs.m_tkeep.val();
-        self.rx_df.s_tlast.next = self.rx_cs.m_tlast.val();
-        self.rx_df.s_tvalid.next = self.rx_cs.m_tvalid.val();
-        self.rx_df.s_tuser_size.next = self.rx_cs.m_tuser_size.val();
-        self.rx_cs.m_tready.next = self.rx_df.s_tready.val();
-        self.rx_df.card_mac.next = self.net.card_mac.val();
-        self.rx_df.card_ip.next = self.net.card_ip.val();
-        self.rx_df.enable.next = self.net.enable.val();
+        self.rx_cl.s_tdata.next = self.rx_cs.m_tdata.val();
+        self.rx_cl.s_tkeep.next = self.rx_cs.m_tkeep.val();
+        self.rx_cl.s_tlast.next = self.rx_cs.m_tlast.val();
+        self.rx_cl.s_tvalid.next = self.rx_cs.m_tvalid.val();
+        self.rx_cl.s_tuser_size.next = self.rx_cs.m_tuser_size.val();
+        self.rx_cs.m_tready.next = self.rx_cl.s_tready.val();
+        self.rx_cl.card_mac.next = self.net.card_mac.val();
+        self.rx_cl.card_ip.next = self.net.card_ip.val();
+        self.rx_cl.enable.next = self.net.enable.val();
+        self.rx_df.s_tdata.next = self.rx_cl.m_tdata.val();
+        self.rx_df.s_tkeep.next = self.rx_cl.m_tkeep.val();
+        self.rx_df.s_tlast.next = self.rx_cl.m_tlast.val();
+        self.rx_df.s_tvalid.next = self.rx_cl.m_tvalid.val();
+        self.rx_df.s_tuser_size.next = self.rx_cl.m_tuser_size.val();
+        self.rx_df.s_tcls.next = self.rx_cl.m_tcls.val();
+        self.rx_df.s_tbad.next = self.rx_cl.m_tbad.val();
+        self.rx_df.s_teff.next = self.rx_cl.m_teff.val();
+        self.rx_cl.m_tready.next = self.rx_df.s_tready.val();
         // A deframed beat leaves through a slice with its destination and
         // return address beside it.
         self.c_rx_dm.hi.next = self.rx_df.m_tdest.val();
@@ -680,15 +696,24 @@ impl Logic for WeftTop {
         self.h2c_cs.s_tuser_dst.next = self.zero16.val();
         self.h2c_cs.s_tmeta.next = self.zero128.val();
         self.h2c_fc.m_tready.next = self.h2c_cs.s_tready.val();
-        self.h2c_df.s_tdata.next = self.h2c_cs.m_tdata.val();
-        self.h2c_df.s_tkeep.next = self.h2c_cs.m_tkeep.val();
-        self.h2c_df.s_tlast.next = self.h2c_cs.m_tlast.val();
-        self.h2c_df.s_tvalid.next = self.h2c_cs.m_tvalid.val();
-        self.h2c_df.s_tuser_size.next = self.h2c_cs.m_tuser_size.val();
-        self.h2c_cs.m_tready.next = self.h2c_df.s_tready.val();
-        self.h2c_df.card_mac.next = self.net.card_mac.val();
-        self.h2c_df.card_ip.next = self.net.card_ip.val();
-        self.h2c_df.enable.next = self.net.enable.val();
+        self.h2c_cl.s_tdata.next = self.h2c_cs.m_tdata.val();
+        self.h2c_cl.s_tkeep.next = self.h2c_cs.m_tkeep.val();
+        self.h2c_cl.s_tlast.next = self.h2c_cs.m_tlast.val();
+        self.h2c_cl.s_tvalid.next = self.h2c_cs.m_tvalid.val();
+        self.h2c_cl.s_tuser_size.next = self.h2c_cs.m_tuser_size.val();
+        self.h2c_cs.m_tready.next = self.h2c_cl.s_tready.val();
+        self.h2c_cl.card_mac.next = self.net.card_mac.val();
+        self.h2c_cl.card_ip.next = self.net.card_ip.val();
+        self.h2c_cl.enable.next = self.net.enable.val();
+        self.h2c_df.s_tdata.next = self.h2c_cl.m_tdata.val();
+        self.h2c_df.s_tkeep.next = self.h2c_cl.m_tkeep.val();
+        self.h2c_df.s_tlast.next = self.h2c_cl.m_tlast.val();
+        self.h2c_df.s_tvalid.next = self.h2c_cl.m_tvalid.val();
+        self.h2c_df.s_tuser_size.next = self.h2c_cl.m_tuser_size.val();
+        self.h2c_df.s_tcls.next = self.h2c_cl.m_tcls.val();
+        self.h2c_df.s_tbad.next = self.h2c_cl.m_tbad.val();
+        self.h2c_df.s_teff.next = self.h2c_cl.m_teff.val();
+        self.h2c_cl.m_tready.next = self.h2c_df.s_tready.val();
         // A deframed beat leaves through a slice with its destination and
         // return address beside it.
         self.c_h2c_dm.hi.next = self.h2c_df.m_tdest.val();

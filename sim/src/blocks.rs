@@ -134,6 +134,7 @@ crate::hdl_ports!(
     }
 );
 
+use weft_model::classify::{ClassifyIn, ClassifyOut};
 use weft_model::steer::{DeframeIn, DeframeOut, Mux2In, Mux2Out, MuxIn, MuxOut, SliceIn, SliceOut};
 
 crate::hdl_ports!(
@@ -163,8 +164,8 @@ crate::hdl_ports!(
 );
 
 crate::hdl_ports!(
-    weft_hdl::steer::Deframe,
-    DeframeIn {
+    weft_hdl::classify::Classify,
+    ClassifyIn {
         s_tdata,
         s_tkeep,
         s_tlast,
@@ -173,6 +174,32 @@ crate::hdl_ports!(
         card_mac,
         card_ip,
         enable,
+        m_tready
+    },
+    ClassifyOut {
+        s_tready,
+        m_tdata,
+        m_tkeep,
+        m_tlast,
+        m_tvalid,
+        m_tuser_size,
+        m_tcls,
+        m_tbad,
+        m_teff
+    }
+);
+
+crate::hdl_ports!(
+    weft_hdl::steer::Deframe,
+    DeframeIn {
+        s_tdata,
+        s_tkeep,
+        s_tlast,
+        s_tvalid,
+        s_tuser_size,
+        s_tcls,
+        s_tbad,
+        s_teff,
         m_tready
     },
     DeframeOut {

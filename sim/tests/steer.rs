@@ -9,10 +9,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::net::Ipv4Addr;
 use std::sync::OnceLock;
+use weft_hdl::classify::Classify;
 use weft_hdl::steer::{Deframe, PktMux2, PktMux4, Slice};
+use weft_model::classify::{ClassifyIn, ClassifyModel, ClassifyOut};
 use weft_model::steer::{
-    from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, Mux2In, Mux2Out, MuxIn,
-    MuxOut, PktMux2Model, PktMuxModel, SliceIn, SliceModel, SliceOut, MUX2_META,
+    class_of_beat, from_bytes, kept_bytes, Beat, DeframeIn, DeframeModel, DeframeOut, Mux2In,
+    Mux2Out, MuxIn, MuxOut, PktMux2Model, PktMuxModel, SliceIn, SliceModel, SliceOut, MUX2_META,
 };
 use weft_model::wire::{self, build_frame, classify, Card, Class, Endpoint, Engine};
 use weft_model::Driver;
@@ -107,12 +109,8 @@ struct DeframeDriver {
 
 impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
     fn drive(&mut self) -> DeframeIn {
-        let (mac_hi, mac_lo) = wire::mac_regs(&self.card.me.mac);
         let mut i = DeframeIn {
             m_tready: !self.rng.gen_bool(self.stall),
-            card_mac: (mac_hi as u64) << 32 | mac_lo as u64,
-            card_ip: u32::from(self.card.me.ip),
-            enable: self.card.enable,
             ..Default::default()
         };
         if !self.offering && self.next < self.frames.len() {
@@ -130,6 +128,11 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
             i.s_tlast = at + n == f.len();
             i.s_tvalid = true;
             i.s_tuser_size = f.len() as u16;
+            if self.beat == 0 {
+                // The classifier's sideband beside a first beat.
+                (i.s_tcls, i.s_tbad, i.s_teff) =
+                    class_of_beat(&i.s_tdata, i.s_tuser_size, &self.card);
+            }
         }
         i
     }
@@ -713,4 +716,182 @@ fn check_mux2(seed: u64, bubble: f64, stall: f64) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+// ------------------------------------------------------------- classify
+
+/// Frames offered beat by beat into the classifier, with bubbles and an
+/// output stalled at random; every beat that comes out, with its sideband.
+struct ClassifyDriver {
+    frames: Vec<Vec<u8>>,
+    card: Card,
+    next: usize,
+    beat: usize,
+    rng: ChaCha8Rng,
+    bubble: f64,
+    stall: f64,
+    offering: bool,
+    /// Every beat taken at the output: bytes kept, last, size, and the
+    /// sideband (class, malformed, effective length).
+    out: Vec<(Vec<u8>, bool, u16, (u8, bool, u16))>,
+    /// Cycles the input offered a beat that was not taken.
+    refused: u64,
+}
+
+impl Driver<ClassifyIn, ClassifyOut> for ClassifyDriver {
+    fn drive(&mut self) -> ClassifyIn {
+        let (mac_hi, mac_lo) = wire::mac_regs(&self.card.me.mac);
+        let mut i = ClassifyIn {
+            m_tready: !self.rng.gen_bool(self.stall),
+            card_mac: (mac_hi as u64) << 32 | mac_lo as u64,
+            card_ip: u32::from(self.card.me.ip),
+            enable: self.card.enable,
+            ..Default::default()
+        };
+        if !self.offering && self.next < self.frames.len() {
+            self.offering = !self.rng.gen_bool(self.bubble);
+        }
+        // An idle bus carries garbage: the classifier must not read it.
+        i.s_tdata = std::array::from_fn(|_| self.rng.gen());
+        i.s_tuser_size = self.rng.gen();
+        if self.offering {
+            let f = &self.frames[self.next];
+            let at = 64 * self.beat;
+            let n = (f.len() - at).min(64);
+            let mut b: Vec<u8> = (0..64).map(|_| self.rng.gen()).collect();
+            b[..n].copy_from_slice(&f[at..at + n]);
+            i.s_tdata = from_bytes(&b);
+            i.s_tkeep = keep_of(n);
+            i.s_tlast = at + n == f.len();
+            i.s_tvalid = true;
+            i.s_tuser_size = f.len() as u16;
+        }
+        i
+    }
+
+    fn observe(&mut self, i: &ClassifyIn, o: &ClassifyOut) {
+        if i.s_tvalid {
+            if o.s_tready {
+                self.offering = false;
+                if i.s_tlast {
+                    self.next += 1;
+                    self.beat = 0;
+                } else {
+                    self.beat += 1;
+                }
+            } else {
+                self.refused += 1;
+            }
+        }
+        if o.m_tvalid && i.m_tready {
+            self.out.push((
+                kept_bytes(&o.m_tdata, o.m_tkeep),
+                o.m_tlast,
+                o.m_tuser_size,
+                (o.m_tcls, o.m_tbad, o.m_teff),
+            ));
+        }
+    }
+
+    fn finished(&self) -> bool {
+        let beats: usize = self.frames.iter().map(|f| f.len().div_ceil(64)).sum();
+        self.next == self.frames.len() && self.out.len() == beats
+    }
+}
+
+fn classifiers() -> &'static W<Classify> {
+    static W: OnceLock<W<Classify>> = OnceLock::new();
+    W.get_or_init(|| prepare("weft_classify", weft_hdl::emit::classify))
+}
+
+/// Run `n` random frames through the classifier on every witness (which
+/// must agree cycle by cycle); check every beat comes out unchanged and in
+/// order, each first beat with the class `wire::classify` gives its frame
+/// and the others with none. The runs' drivers and cycle counts.
+fn check_classify(
+    seed: u64,
+    n: usize,
+    bubble: f64,
+    stall: f64,
+    enable: bool,
+) -> Result<Vec<(ClassifyDriver, u64)>, String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let frames: Vec<Vec<u8>> = (0..n)
+        .map(|_| frame(&mut rng))
+        .filter(|f| !f.is_empty())
+        .collect();
+    let card = Card { enable, ..card() };
+    let w = classifiers();
+    let mut f: Vec<Factory<'_, ClassifyIn, ClassifyOut>> = vec![
+        Box::new(|| -> BoxDut<ClassifyIn, ClassifyOut> { Box::new(ClassifyModel::new()) }),
+        Box::new(|| w.hdl.instantiate(None).unwrap()),
+    ];
+    if let Some(vl) = &w.vl {
+        f.push(Box::new(|| vl.instantiate(None).unwrap()));
+    }
+    let make = || ClassifyDriver {
+        frames: frames.clone(),
+        card,
+        next: 0,
+        beat: 0,
+        rng: ChaCha8Rng::seed_from_u64(seed ^ 3),
+        bubble,
+        stall,
+        offering: false,
+        out: vec![],
+        refused: 0,
+    };
+    let runs = agree(&f, &make, 100_000)?;
+    let mut done = vec![];
+    for r in runs {
+        let mut beats = r.driver.out.iter();
+        for (k, fr) in frames.iter().enumerate() {
+            let want_class = match classify(fr, &card) {
+                Class::Engine {
+                    engine, payload, ..
+                } => (engine as u8, false, (wire::HEADERS + payload.len()) as u16),
+                Class::Malformed(..) => (0, true, 0),
+                Class::Pass => (0, false, 0),
+            };
+            for (b, chunk) in fr.chunks(64).enumerate() {
+                let Some((bytes, last, size, class)) = beats.next() else {
+                    return Err(format!("{}: frame {k}: beat {b} missing", r.witness));
+                };
+                let want = if b == 0 { want_class } else { (0, false, 0) };
+                let want_last = (b + 1) * 64 >= fr.len();
+                if bytes.as_slice() != chunk
+                    || *last != want_last
+                    || *size as usize != fr.len()
+                    || *class != want
+                {
+                    return Err(format!(
+                        "{}: frame {k} beat {b}: class {class:?} (want {want:?}), last {last}, size {size}, bytes equal {}",
+                        r.witness,
+                        bytes.as_slice() == chunk
+                    ));
+                }
+            }
+        }
+        done.push((r.driver, r.run.cycles));
+    }
+    Ok(done)
+}
+
+/// Nothing stalls: one beat a cycle, none refused, three cycles of latency.
+#[test]
+fn classify_runs_at_one_beat_a_cycle() {
+    for (d, cycles) in check_classify(11, 40, 0.0, 0.0, true).expect("the witnesses agree") {
+        let beats: u64 = d.frames.iter().map(|f| f.len().div_ceil(64) as u64).sum();
+        assert_eq!(d.refused, 0);
+        assert_eq!(cycles, beats + 3, "one beat a cycle after three of latency");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: weft_model::proptest_cases(24), ..ProptestConfig::default() })]
+
+    #[test]
+    fn classify_decides_like_the_rule(seed in any::<u64>(), bubble in 0.0f64..0.7, stall in 0.0f64..0.7, enable in proptest::bool::weighted(0.9)) {
+        check_classify(seed, 24, bubble, stall, enable).map_err(TestCaseError::fail)?;
+    }
 }

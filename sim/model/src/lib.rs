@@ -13,6 +13,7 @@
 pub mod avm;
 pub mod axil;
 pub mod cdc;
+pub mod classify;
 pub mod clocks;
 pub mod csr;
 pub mod dut;

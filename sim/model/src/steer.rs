@@ -5,11 +5,12 @@
 //! the cycle-accurate specifications of `weft_hdl::steer`.
 //!
 //! # Deframe
-//! A frame's first beat and `tuser_size` decide, by [`wire::decide`] (the
-//! rule `docs/wire.md` states): a well-formed UDP frame for the card's
-//! engine at port [`KV_PORT`] goes to destination 1, [`GRAD_PORT`] 2,
-//! [`MEMOPS_PORT`] 3; anything else passes through unchanged with
-//! destination 0, beat for beat, combinationally. The first beat of a frame
+//! A frame's first beat comes with its class from the classifier in front
+//! (`crate::classify`, by [`wire::decide`], the rule `docs/wire.md`
+//! states): a well-formed UDP frame for the card's engine at port
+//! [`KV_PORT`] goes to destination 1, [`GRAD_PORT`] 2, [`MEMOPS_PORT`] 3;
+//! anything else passes through unchanged with destination 0, beat for
+//! beat, combinationally. The first beat of a frame
 //! raises one event: `ev_engine` or `ev_pass`, and `ev_malformed` with
 //! `ev_pass` when the frame was for an engine but malformed. An engine's
 //! frame loses its first [`STRIP`] bytes and its Ethernet padding: the
@@ -46,12 +47,12 @@ crate::ports! {
         pub s_tvalid: bool = 1,
         /// Frame bytes.
         pub s_tuser_size: u16 = 16,
-        /// The card's MAC (first wire byte in bits 47:40).
-        pub card_mac: u64 = 48,
-        /// The card's IPv4 address.
-        pub card_ip: u32 = 32,
-        /// Engines on.
-        pub enable: bool = 1,
+        /// On a frame's first beat: its destination (0 pass through).
+        pub s_tcls: u8 = 2,
+        /// On a frame's first beat: for an engine but malformed.
+        pub s_tbad: bool = 1,
+        /// On an engine frame's first beat: its length without padding.
+        pub s_teff: u16 = 16,
         /// Output ready.
         pub m_tready: bool = 1,
     }
@@ -85,17 +86,13 @@ crate::ports! {
     }
 }
 
-impl DeframeIn {
-    /// The card these inputs configure.
-    pub fn card(&self) -> Card {
-        Card {
-            me: Endpoint {
-                mac: wire::mac_of(self.card_mac),
-                ip: Ipv4Addr::from(self.card_ip),
-                port: 0,
-            },
-            enable: self.enable,
-        }
+/// The class of a frame whose first beat is `d`, as the classifier hands
+/// it to the deframer: (destination, malformed, effective length).
+pub fn class_of_beat(d: &[u32; 16], size: u16, card: &Card) -> (u8, bool, u16) {
+    match decide_beat(d, size, card).1 {
+        Decision::Engine { engine, eff, .. } => (engine as u8, false, eff as u16),
+        Decision::Malformed(..) => (0, true, 0),
+        Decision::Pass => (0, false, 0),
     }
 }
 
@@ -173,9 +170,11 @@ impl DeframeModel {
         Self::default()
     }
 
-    fn first(&self) -> (u8, Decision) {
+    /// A first beat's destination and whether it was malformed, from the
+    /// classifier's sideband.
+    fn first(&self) -> (u8, bool) {
         let i = &self.inputs;
-        decide_beat(&i.s_tdata, i.s_tuser_size, &i.card())
+        (i.s_tcls, i.s_tbad)
     }
 
     fn outputs(&self) -> DeframeOut {
@@ -199,11 +198,7 @@ impl DeframeModel {
         if !self.in_pkt {
             // A beat is classified only while it is offered (the RTL makes
             // no decision on an idle input, which passes its bus through).
-            let (d, dec) = if i.s_tvalid {
-                self.first()
-            } else {
-                (0, Decision::Pass)
-            };
+            let (d, bad) = if i.s_tvalid { self.first() } else { (0, false) };
             if d == 0 {
                 o.s_tready = i.m_tready;
                 o.m_tdata = i.s_tdata;
@@ -218,7 +213,7 @@ impl DeframeModel {
             let first = i.s_tvalid && o.s_tready;
             o.ev_engine = first && d != 0;
             o.ev_pass = first && d == 0;
-            o.ev_malformed = first && matches!(dec, Decision::Malformed(..));
+            o.ev_malformed = first && bad;
             return o;
         }
         if self.dest == 0 {
@@ -274,11 +269,17 @@ impl Dut for DeframeModel {
         }
         let inb = to_bytes(&i.s_tdata);
         if !self.in_pkt {
-            let (d, dec) = self.first();
+            let (d, _) = self.first();
             self.dest = d;
             self.size = i.s_tuser_size;
-            if let Decision::Engine { eff, from, .. } = dec {
-                self.size = eff as u16;
+            if d != 0 {
+                self.size = i.s_teff;
+                let be16 = |k: usize| u16::from_be_bytes([inb[k], inb[k + 1]]);
+                let from = Endpoint {
+                    mac: inb[6..12].try_into().expect("6 bytes"),
+                    ip: Ipv4Addr::new(inb[26], inb[27], inb[28], inb[29]),
+                    port: be16(34),
+                };
                 let w = wire::Ret {
                     to: from,
                     side: wire::Side::Wire,

@@ -27,7 +27,7 @@ pub use delay::DelayModel;
 pub use netlist::Netlist;
 
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::yosys::{self, Resources, SynthOptions, YosysError};
 use walk::Walk;
@@ -82,6 +82,30 @@ pub struct TimingOptions {
     pub model: DelayModel,
     /// How many worst paths to list per domain.
     pub top: usize,
+    /// The calibration: the slowest and the deepest path this model finds
+    /// in modules known to close 250 MHz on UltraScale+ (Corundum's,
+    /// `docs/timing.md`). A path beyond either is past what is known to
+    /// close; one within both but beyond the budget is in the model's
+    /// margin of pessimism.
+    pub ceiling: Ceiling,
+}
+
+/// The slowest and deepest paths known to close 250 MHz.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ceiling {
+    /// Estimated delay at 250 MHz, ns (scaled with the period for other
+    /// clocks).
+    pub ns: f64,
+    /// LUT levels (at 250 MHz and above).
+    pub luts: u32,
+}
+
+impl Default for Ceiling {
+    /// Corundum at commit 1ca0151b: `tx_checksum` at 512 bits (4.13 ns,
+    /// 5 LUT levels) and `queue_manager` (6 LUT levels, 3.88 ns).
+    fn default() -> Self {
+        Ceiling { ns: 4.13, luts: 6 }
+    }
 }
 
 impl Default for TimingOptions {
@@ -90,6 +114,7 @@ impl Default for TimingOptions {
             clocks: box_clocks(),
             model: DelayModel::default(),
             top: 10,
+            ceiling: Ceiling::default(),
         }
     }
 }
@@ -135,6 +160,8 @@ pub struct DomainReport {
     pub endpoints: usize,
     /// Of them, estimated beyond the budget.
     pub over_budget: usize,
+    /// Of them, slower or deeper than the calibration's ceiling.
+    pub over_ceiling: usize,
     /// Endpoints on this clock reached only from the other clock (through
     /// a synchroniser): crossings, not costed.
     pub crossings: usize,
@@ -228,17 +255,57 @@ pub fn estimate_json(
     Ok(estimate(&nl, top, opts))
 }
 
-/// The block a hierarchical name sits in: its first part (`kv` of
-/// `kv.new_base`), or `top` for a name of the top itself.
-fn block_of(name: &str, top: &str) -> String {
-    let n = name.trim_start_matches('\\');
-    match n.split_once('.') {
-        Some((b, _)) if !b.starts_with('$') => b.to_string(),
-        _ => top.to_string(),
-    }
+/// The instances of the top: the first part of every hierarchical name.
+fn instances(nl: &Netlist) -> HashSet<String> {
+    nl.names
+        .values()
+        .chain(nl.cells.iter().map(|c| &c.name))
+        .filter_map(|n| n.trim_start_matches('\\').split_once('.'))
+        .map(|(b, _)| b)
+        .filter(|b| !b.starts_with('$'))
+        .map(str::to_string)
+        .collect()
 }
 
-/// A register's name without its bit index.
+/// The block a hierarchical name sits in: its first part (`kv` of
+/// `kv.new_base`); for a wire of the top that connects an instance's port
+/// (`h2c_df$s_tdata`, as rust-hdl names them), that instance; else `top`.
+fn block_of(name: &str, top: &str, inst: &HashSet<String>) -> String {
+    let n = name.trim_start_matches('\\');
+    if let Some((b, _)) = n.split_once('.') {
+        if !b.starts_with('$') {
+            return b.to_string();
+        }
+    }
+    if let Some((b, _)) = n.split_once('$') {
+        if inst.contains(b) {
+            return b.to_string();
+        }
+    }
+    top.to_string()
+}
+
+/// A register's name without its bit index and array element
+/// (`kv.win_base$15$q[28]` → `kv.win_base$q`).
+fn register_of(name: &str) -> String {
+    let base = match name.rfind('[') {
+        Some(i) if name.ends_with(']') => &name[..i],
+        _ => name,
+    };
+    let mut out = String::with_capacity(base.len());
+    for part in base.split('$') {
+        if !out.is_empty() || base.starts_with('$') {
+            if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
+                continue;
+            }
+            out.push('$');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// The name of a clock port without an index.
 fn strip_index(name: &str) -> &str {
     match name.rfind('[') {
         Some(i) if name.ends_with(']') => &name[..i],
@@ -248,6 +315,8 @@ fn strip_index(name: &str) -> &str {
 
 /// Estimate `nl`, whose top module is `top`.
 pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
+    let inst = instances(nl);
+    let block_of = |name: &str| block_of(name, top, &inst);
     let mut w = Walk::new(nl, opts.model.clone());
     let pd = w.ports_domain();
     let nd = w.domains.len();
@@ -313,9 +382,20 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
         let start_bit = bits[0];
         let (start, start_type) = match nl.drivers.get(&start_bit) {
             Some(netlist::Driver::Port) => (nl.name_of(start_bit), "port".to_string()),
-            Some(netlist::Driver::Start { cell, .. })
-            | Some(netlist::Driver::Comb { cell, .. }) => {
-                (nl.name_of(start_bit), nl.cells[*cell].ty.clone())
+            Some(netlist::Driver::Start { cell, kind, .. }) => {
+                let c = &nl.cells[*cell];
+                // A RAM is named after its cell (its read data's net is
+                // often the reader's port).
+                let name = if matches!(kind, netlist::StartKind::Ff) {
+                    nl.name_of(start_bit)
+                } else {
+                    c.name.trim_start_matches('\\').to_string()
+                };
+                (name, c.ty.clone())
+            }
+            Some(netlist::Driver::Comb { cell, .. }) => {
+                let c = &nl.cells[*cell];
+                (c.name.trim_start_matches('\\').to_string(), c.ty.clone())
             }
             _ => (nl.name_of(start_bit), "?".to_string()),
         };
@@ -326,15 +406,17 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
             if n.starts_with('#') {
                 continue;
             }
-            let blk = block_of(&n, top);
-            if through.last() != Some(&blk) {
+            let blk = block_of(&n);
+            // The top's own wires between blocks say nothing a reader
+            // needs; the blocks they join do.
+            if (blk != top || through.is_empty()) && through.last() != Some(&blk) {
                 through.push(blk);
             }
             if !n.starts_with('$') && nets.last() != Some(&n) {
                 nets.push(n);
             }
         }
-        let end_block = block_of(&end, top);
+        let end_block = block_of(&end);
         if through.last() != Some(&end_block) {
             through.push(end_block.clone());
         }
@@ -373,6 +455,11 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
             *hist.entry(h.luts).or_insert(0) += 1;
         }
         let over = hits.iter().filter(|h| h.delay > budget + 1e-6).count();
+        let ceil_ns = opts.ceiling.ns * 250.0 / mhz;
+        let over_ceiling = hits
+            .iter()
+            .filter(|h| h.delay > ceil_ns + 1e-6 || (mhz >= 250.0 && h.luts > opts.ceiling.luts))
+            .count();
         let mut worst = vec![];
         let mut seen = std::collections::HashSet::new();
         let mut blocks_seen = std::collections::HashSet::new();
@@ -380,8 +467,8 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
         for h in hits.iter() {
             let e = &nl.endpoints[h.ep];
             let name = name_ep(e);
-            let reg = strip_index(&name).to_string();
-            let blk = block_of(&name, top);
+            let reg = register_of(&name);
+            let blk = block_of(&name);
             let want_worst = worst.len() < opts.top && seen.insert(reg);
             let want_block = blocks_seen.insert(blk);
             if want_worst || want_block {
@@ -400,6 +487,7 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
             budget_ns: round(budget),
             endpoints: hits.len(),
             over_budget: over,
+            over_ceiling,
             crossings: crossings[d],
             worst_ns: hits.first().map(|h| round(h.delay)).unwrap_or(0.0),
             max_luts: hits.iter().map(|h| h.luts).max().unwrap_or(0),
@@ -418,7 +506,7 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
         }
         let e = &nl.endpoints[h.ep];
         let name = name_ep(e);
-        if seen.insert(strip_index(&name).to_string()) {
+        if seen.insert(register_of(&name)) {
             inputs.push(make_path(
                 &mut w,
                 e.bit,
@@ -449,7 +537,7 @@ pub fn estimate(nl: &Netlist, top: &str, opts: &TimingOptions) -> TimingReport {
             break;
         }
         let (name, bit) = &nl.outputs[oi];
-        if seen.insert(strip_index(name).to_string()) {
+        if seen.insert(register_of(name)) {
             outputs.push(make_path(
                 &mut w,
                 *bit,

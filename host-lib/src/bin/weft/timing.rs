@@ -167,12 +167,13 @@ fn print_report(r: &TimingReport, what: &str, abc9: bool) {
     for d in &r.domains {
         println!();
         println!(
-            "{} at {} MHz (budget {} ns): {} endpoints, {} beyond the budget, worst {} ns, deepest {} LUT levels{}",
+            "{} at {} MHz (budget {} ns): {} endpoints, {} beyond the budget ({} beyond what is known to close), worst {} ns, deepest {} LUT levels{}",
             d.clock,
             d.mhz,
             d.budget_ns,
             d.endpoints,
             d.over_budget,
+            d.over_ceiling,
             d.worst_ns,
             d.max_luts,
             if d.crossings > 0 {
