@@ -235,6 +235,13 @@ pub struct WeftTop {
     fr_ack: Framer,
     fr_grad: Framer,
     fr_mo: Framer,
+    ack_o: Slice,
+    mo_o: Slice,
+    grad_o: Slice,
+    rec_o: Slice,
+    w_host_ack: Widen<{ SLICE_META }, 1>,
+    w_host_mo: Widen<{ SLICE_META }, 1>,
+    w_host_grad: Widen<{ SLICE_META }, 1>,
     aux: Mux2,
     c2h: PktMux4,
     tx: PktMux4,
@@ -245,6 +252,7 @@ pub struct WeftTop {
     n_bvalid: DFF<Bit>,
     ev_c2h: DFF<Bit>,
     ev_tx: DFF<Bit>,
+    ev_q: DFF<Bits<COUNTERS>>,
     n_rvalid: DFF<Bit>,
     run: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
@@ -392,6 +400,13 @@ impl WeftTop {
             fr_ack: Framer::new(),
             fr_grad: Framer::new(),
             fr_mo: Framer::new(),
+            ack_o: Slice::default(),
+            mo_o: Slice::default(),
+            grad_o: Slice::default(),
+            rec_o: Slice::default(),
+            w_host_ack: Default::default(),
+            w_host_mo: Default::default(),
+            w_host_grad: Default::default(),
             aux: Mux2::new(),
             c2h: PktMux4::new(),
             tx: PktMux4::new(),
@@ -402,6 +417,7 @@ impl WeftTop {
             n_bvalid: Default::default(),
             ev_c2h: Default::default(),
             ev_tx: Default::default(),
+            ev_q: Default::default(),
             n_rvalid: Default::default(),
             run: Default::default(),
             rx_ready: Default::default(),
@@ -493,6 +509,10 @@ impl Logic for WeftTop {
         self.fr_grad.clock.next = self.axis_aclk.val();
         self.fr_mo.clock.next = self.axis_aclk.val();
         self.aux.clock.next = self.axis_aclk.val();
+        self.ack_o.clock.next = self.axis_aclk.val();
+        self.mo_o.clock.next = self.axis_aclk.val();
+        self.grad_o.clock.next = self.axis_aclk.val();
+        self.rec_o.clock.next = self.axis_aclk.val();
         self.c2h.clock.next = self.axis_aclk.val();
         self.tx.clock.next = self.axis_aclk.val();
         self.rst_in.clock.next = self.axis_aclk.val();
@@ -500,6 +520,7 @@ impl Logic for WeftTop {
         self.n_bvalid.clock.next = self.axil_aclk.val();
         self.ev_c2h.clock.next = self.axis_aclk.val();
         self.ev_tx.clock.next = self.axis_aclk.val();
+        self.ev_q.clock.next = self.axis_aclk.val();
         self.n_rvalid.clock.next = self.axil_aclk.val();
         self.n_bvalid.d.next = self.n_bvalid.q.val();
         self.n_rvalid.d.next = self.n_rvalid.q.val();
@@ -1009,30 +1030,73 @@ impl Logic for WeftTop {
         self.fr_mo.s_tvalid.next = false;
         self.mo_port.h_ready.next = self.fr_mo.h_ready.val();
 
-        // ---- Egress. Host-bound acks and completions share one input of
-        // the card-to-host merge; the sideband carries their tuser_src.
-        self.w_tag_ack.narrow.next = self.fr_ack.m_tag.val();
-        self.w_tag_mo.narrow.next = self.fr_mo.m_tag.val();
-        self.aux.s0_tdata.next = self.fr_ack.m_tdata.val();
-        self.aux.s0_tkeep.next = self.fr_ack.m_tkeep.val();
-        self.aux.s0_tlast.next = self.fr_ack.m_tlast.val();
-        self.aux.s0_tvalid.next = self.fr_ack.m_tvalid.val() & self.fr_ack.m_host.val();
-        self.aux.s0_tuser_size.next = self.fr_ack.m_tuser_size.val();
+        // ---- Egress. Each framer's frames leave through a slice (the
+        // frame's tag in tuser_src, whether it goes to the host in the
+        // sideband), so no ready chain runs from a merge into a framer and
+        // on into its engine.
+        self.w_host_ack.narrow.next = self.fr_ack.m_host.val().into();
+        self.ack_o.s_tdata.next = self.fr_ack.m_tdata.val();
+        self.ack_o.s_tkeep.next = self.fr_ack.m_tkeep.val();
+        self.ack_o.s_tlast.next = self.fr_ack.m_tlast.val();
+        self.ack_o.s_tvalid.next = self.fr_ack.m_tvalid.val();
+        self.ack_o.s_tuser_size.next = self.fr_ack.m_tuser_size.val();
+        self.ack_o.s_tuser_src.next = self.fr_ack.m_tag.val();
+        self.ack_o.s_tuser_dst.next = self.zero16.val();
+        self.ack_o.s_tmeta.next = self.w_host_ack.wide.val();
+        self.fr_ack.m_tready.next = self.ack_o.s_tready.val();
+        self.w_host_mo.narrow.next = self.fr_mo.m_host.val().into();
+        self.mo_o.s_tdata.next = self.fr_mo.m_tdata.val();
+        self.mo_o.s_tkeep.next = self.fr_mo.m_tkeep.val();
+        self.mo_o.s_tlast.next = self.fr_mo.m_tlast.val();
+        self.mo_o.s_tvalid.next = self.fr_mo.m_tvalid.val();
+        self.mo_o.s_tuser_size.next = self.fr_mo.m_tuser_size.val();
+        self.mo_o.s_tuser_src.next = self.fr_mo.m_tag.val();
+        self.mo_o.s_tuser_dst.next = self.zero16.val();
+        self.mo_o.s_tmeta.next = self.w_host_mo.wide.val();
+        self.fr_mo.m_tready.next = self.mo_o.s_tready.val();
+        self.w_host_grad.narrow.next = self.fr_grad.m_host.val().into();
+        self.grad_o.s_tdata.next = self.fr_grad.m_tdata.val();
+        self.grad_o.s_tkeep.next = self.fr_grad.m_tkeep.val();
+        self.grad_o.s_tlast.next = self.fr_grad.m_tlast.val();
+        self.grad_o.s_tvalid.next = self.fr_grad.m_tvalid.val();
+        self.grad_o.s_tuser_size.next = self.fr_grad.m_tuser_size.val();
+        self.grad_o.s_tuser_src.next = self.fr_grad.m_tag.val();
+        self.grad_o.s_tuser_dst.next = self.zero16.val();
+        self.grad_o.s_tmeta.next = self.w_host_grad.wide.val();
+        self.fr_grad.m_tready.next = self.grad_o.s_tready.val();
+        self.rec_o.s_tdata.next = self.fr_rec.m_tdata.val();
+        self.rec_o.s_tkeep.next = self.fr_rec.m_tkeep.val();
+        self.rec_o.s_tlast.next = self.fr_rec.m_tlast.val();
+        self.rec_o.s_tvalid.next = self.fr_rec.m_tvalid.val();
+        self.rec_o.s_tuser_size.next = self.fr_rec.m_tuser_size.val();
+        self.rec_o.s_tuser_src.next = self.fr_rec.m_tag.val();
+        self.rec_o.s_tuser_dst.next = self.zero16.val();
+        self.rec_o.s_tmeta.next = self.zero128.val();
+        self.fr_rec.m_tready.next = self.rec_o.s_tready.val();
+        // Host-bound acks and completions share one input of the
+        // card-to-host merge; the merge's sideband carries their tuser_src.
+        self.w_tag_ack.narrow.next = self.ack_o.m_tuser_src.val();
+        self.w_tag_mo.narrow.next = self.mo_o.m_tuser_src.val();
+        self.aux.s0_tdata.next = self.ack_o.m_tdata.val();
+        self.aux.s0_tkeep.next = self.ack_o.m_tkeep.val();
+        self.aux.s0_tlast.next = self.ack_o.m_tlast.val();
+        self.aux.s0_tvalid.next = self.ack_o.m_tvalid.val() & self.ack_o.m_tmeta.val().get_bit(0);
+        self.aux.s0_tuser_size.next = self.ack_o.m_tuser_size.val();
         self.aux.s0_tmeta.next = self.w_tag_ack.wide.val();
-        self.aux.s1_tdata.next = self.fr_mo.m_tdata.val();
-        self.aux.s1_tkeep.next = self.fr_mo.m_tkeep.val();
-        self.aux.s1_tlast.next = self.fr_mo.m_tlast.val();
-        self.aux.s1_tvalid.next = self.fr_mo.m_tvalid.val() & self.fr_mo.m_host.val();
-        self.aux.s1_tuser_size.next = self.fr_mo.m_tuser_size.val();
+        self.aux.s1_tdata.next = self.mo_o.m_tdata.val();
+        self.aux.s1_tkeep.next = self.mo_o.m_tkeep.val();
+        self.aux.s1_tlast.next = self.mo_o.m_tlast.val();
+        self.aux.s1_tvalid.next = self.mo_o.m_tvalid.val() & self.mo_o.m_tmeta.val().get_bit(0);
+        self.aux.s1_tuser_size.next = self.mo_o.m_tuser_size.val();
         self.aux.s1_tmeta.next = self.w_tag_mo.wide.val();
-        self.c2h.s1_tdata.next = self.fr_rec.m_tdata.val();
-        self.c2h.s1_tkeep.next = self.fr_rec.m_tkeep.val();
-        self.c2h.s1_tlast.next = self.fr_rec.m_tlast.val();
-        self.c2h.s1_tvalid.next = self.fr_rec.m_tvalid.val();
-        self.c2h.s1_tuser_size.next = self.fr_rec.m_tuser_size.val();
-        self.c2h.s1_tuser_src.next = self.fr_rec.m_tag.val();
+        self.c2h.s1_tdata.next = self.rec_o.m_tdata.val();
+        self.c2h.s1_tkeep.next = self.rec_o.m_tkeep.val();
+        self.c2h.s1_tlast.next = self.rec_o.m_tlast.val();
+        self.c2h.s1_tvalid.next = self.rec_o.m_tvalid.val();
+        self.c2h.s1_tuser_size.next = self.rec_o.m_tuser_size.val();
+        self.c2h.s1_tuser_src.next = self.rec_o.m_tuser_src.val();
         self.c2h.s1_tuser_dst.next = self.zero16.val();
-        self.fr_rec.m_tready.next = self.c2h.s1_tready.val();
+        self.rec_o.m_tready.next = self.c2h.s1_tready.val();
         self.c2h.s2_tdata.next = self.aux.m_tdata.val();
         self.c2h.s2_tkeep.next = self.aux.m_tkeep.val();
         self.c2h.s2_tlast.next = self.aux.m_tlast.val();
@@ -1041,46 +1105,46 @@ impl Logic for WeftTop {
         self.c2h.s2_tuser_src.next = self.aux.m_tmeta.val().get_bits::<16>(0);
         self.c2h.s2_tuser_dst.next = self.zero16.val();
         self.aux.m_tready.next = self.c2h.s2_tready.val();
-        self.c2h.s3_tdata.next = self.fr_grad.m_tdata.val();
-        self.c2h.s3_tkeep.next = self.fr_grad.m_tkeep.val();
-        self.c2h.s3_tlast.next = self.fr_grad.m_tlast.val();
-        self.c2h.s3_tvalid.next = self.fr_grad.m_tvalid.val() & self.fr_grad.m_host.val();
-        self.c2h.s3_tuser_size.next = self.fr_grad.m_tuser_size.val();
-        self.c2h.s3_tuser_src.next = self.fr_grad.m_tag.val();
+        self.c2h.s3_tdata.next = self.grad_o.m_tdata.val();
+        self.c2h.s3_tkeep.next = self.grad_o.m_tkeep.val();
+        self.c2h.s3_tlast.next = self.grad_o.m_tlast.val();
+        self.c2h.s3_tvalid.next = self.grad_o.m_tvalid.val() & self.grad_o.m_tmeta.val().get_bit(0);
+        self.c2h.s3_tuser_size.next = self.grad_o.m_tuser_size.val();
+        self.c2h.s3_tuser_src.next = self.grad_o.m_tuser_src.val();
         self.c2h.s3_tuser_dst.next = self.zero16.val();
-        self.tx.s1_tdata.next = self.fr_ack.m_tdata.val();
-        self.tx.s1_tkeep.next = self.fr_ack.m_tkeep.val();
-        self.tx.s1_tlast.next = self.fr_ack.m_tlast.val();
-        self.tx.s1_tvalid.next = self.fr_ack.m_tvalid.val() & !self.fr_ack.m_host.val();
-        self.tx.s1_tuser_size.next = self.fr_ack.m_tuser_size.val();
-        self.tx.s1_tuser_src.next = self.fr_ack.m_tag.val();
+        self.tx.s1_tdata.next = self.ack_o.m_tdata.val();
+        self.tx.s1_tkeep.next = self.ack_o.m_tkeep.val();
+        self.tx.s1_tlast.next = self.ack_o.m_tlast.val();
+        self.tx.s1_tvalid.next = self.ack_o.m_tvalid.val() & !self.ack_o.m_tmeta.val().get_bit(0);
+        self.tx.s1_tuser_size.next = self.ack_o.m_tuser_size.val();
+        self.tx.s1_tuser_src.next = self.ack_o.m_tuser_src.val();
         self.tx.s1_tuser_dst.next = self.tx_dst.val();
-        self.tx.s2_tdata.next = self.fr_grad.m_tdata.val();
-        self.tx.s2_tkeep.next = self.fr_grad.m_tkeep.val();
-        self.tx.s2_tlast.next = self.fr_grad.m_tlast.val();
-        self.tx.s2_tvalid.next = self.fr_grad.m_tvalid.val() & !self.fr_grad.m_host.val();
-        self.tx.s2_tuser_size.next = self.fr_grad.m_tuser_size.val();
-        self.tx.s2_tuser_src.next = self.fr_grad.m_tag.val();
+        self.tx.s2_tdata.next = self.grad_o.m_tdata.val();
+        self.tx.s2_tkeep.next = self.grad_o.m_tkeep.val();
+        self.tx.s2_tlast.next = self.grad_o.m_tlast.val();
+        self.tx.s2_tvalid.next = self.grad_o.m_tvalid.val() & !self.grad_o.m_tmeta.val().get_bit(0);
+        self.tx.s2_tuser_size.next = self.grad_o.m_tuser_size.val();
+        self.tx.s2_tuser_src.next = self.grad_o.m_tuser_src.val();
         self.tx.s2_tuser_dst.next = self.tx_dst.val();
-        self.tx.s3_tdata.next = self.fr_mo.m_tdata.val();
-        self.tx.s3_tkeep.next = self.fr_mo.m_tkeep.val();
-        self.tx.s3_tlast.next = self.fr_mo.m_tlast.val();
-        self.tx.s3_tvalid.next = self.fr_mo.m_tvalid.val() & !self.fr_mo.m_host.val();
-        self.tx.s3_tuser_size.next = self.fr_mo.m_tuser_size.val();
-        self.tx.s3_tuser_src.next = self.fr_mo.m_tag.val();
+        self.tx.s3_tdata.next = self.mo_o.m_tdata.val();
+        self.tx.s3_tkeep.next = self.mo_o.m_tkeep.val();
+        self.tx.s3_tlast.next = self.mo_o.m_tlast.val();
+        self.tx.s3_tvalid.next = self.mo_o.m_tvalid.val() & !self.mo_o.m_tmeta.val().get_bit(0);
+        self.tx.s3_tuser_size.next = self.mo_o.m_tuser_size.val();
+        self.tx.s3_tuser_src.next = self.mo_o.m_tuser_src.val();
         self.tx.s3_tuser_dst.next = self.tx_dst.val();
         // A framer waits for the port its frame goes to.
-        self.fr_ack.m_tready.next = self.tx.s1_tready.val();
-        if self.fr_ack.m_host.val() {
-            self.fr_ack.m_tready.next = self.aux.s0_tready.val();
+        self.ack_o.m_tready.next = self.tx.s1_tready.val();
+        if self.ack_o.m_tmeta.val().get_bit(0) {
+            self.ack_o.m_tready.next = self.aux.s0_tready.val();
         }
-        self.fr_mo.m_tready.next = self.tx.s3_tready.val();
-        if self.fr_mo.m_host.val() {
-            self.fr_mo.m_tready.next = self.aux.s1_tready.val();
+        self.mo_o.m_tready.next = self.tx.s3_tready.val();
+        if self.mo_o.m_tmeta.val().get_bit(0) {
+            self.mo_o.m_tready.next = self.aux.s1_tready.val();
         }
-        self.fr_grad.m_tready.next = self.tx.s2_tready.val();
-        if self.fr_grad.m_host.val() {
-            self.fr_grad.m_tready.next = self.c2h.s3_tready.val();
+        self.grad_o.m_tready.next = self.tx.s2_tready.val();
+        if self.grad_o.m_tmeta.val().get_bit(0) {
+            self.grad_o.m_tready.next = self.c2h.s3_tready.val();
         }
         self.c2h_sl.s_tdata.next = self.c2h.m_tdata.val();
         self.c2h_sl.s_tkeep.next = self.c2h.m_tkeep.val();
@@ -1144,6 +1208,10 @@ impl Logic for WeftTop {
         self.ev.lane[14].next = self.fan.ev_copy.val().into();
         self.ev.lane[15].next = self.fan.ev_skip.val().into();
         self.ev.lane[16].next = (self.fr_mo.h_valid.val() & self.fr_mo.h_ready.val()).into();
-        self.net.inc.next = self.ev.out.val();
+        // The events are registered before the counters count them: a
+        // counter's 64-bit increment then starts from a flip-flop, not at
+        // the end of a deframer's or framer's handshake logic.
+        self.ev_q.d.next = self.ev.out.val();
+        self.net.inc.next = self.ev_q.q.val();
     }
 }
