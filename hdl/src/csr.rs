@@ -14,6 +14,10 @@ use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use weft_regs::{ctrl, BuildInfo, Map, Register, Value};
 
+/// Cycles from an engine register read's acceptance (`eng_re`) to the
+/// cycle this block takes its `eng_rdata`.
+pub const ENGINE_READ_LATENCY: usize = 2;
+
 /// Word-address bits: the map's byte address width less the two byte bits.
 pub const WORD_BITS: usize = 14;
 /// Byte-address width of the AXI4-Lite port.
@@ -97,9 +101,11 @@ pub struct Csr {
     /// Engine register port: a read of an engine register is accepted this
     /// cycle (engines latch read side effects on it).
     pub eng_re: Signal<Out, Bit>,
-    /// Engine register port: the engines' read data for `eng_raddr`,
-    /// combinational; taken only in the cycle `eng_re` is high (the engines
-    /// drive 0 otherwise).
+    /// Engine register port: the engines' read data for the `eng_raddr` of
+    /// the read accepted [`ENGINE_READ_LATENCY`] cycles before (`eng_re`
+    /// high then), taken only in that cycle: the top registers the port on
+    /// its way to the engines and their OR-ed read data on its way back,
+    /// so the read decode of no engine shares a cycle with this block's.
     pub eng_rdata: Signal<In, Bits<32>>,
     /// Engine register port: word address of a write.
     pub eng_waddr: Signal<Out, Bits<WORD_BITS>>,
@@ -136,6 +142,7 @@ pub struct Csr {
     byte3: Constant<Bits<32>>,
 
     aw_fire: Signal<Local, Bit>,
+    ar_free: Signal<Local, Bit>,
     ar_word: Signal<Local, Bits<WORD_BITS>>,
     aw_word: Signal<Local, Bits<WORD_BITS>>,
     rd_data: Signal<Local, Bits<32>>,
@@ -156,6 +163,9 @@ pub struct Csr {
     cycles_hi: DFF<Bits<32>>,
     hi_latch: DFF<Bits<32>>,
     irq_q: DFF<Bit>,
+    /// An engine read in flight, by the cycles since its acceptance.
+    e1: DFF<Bit>,
+    e2: DFF<Bit>,
 }
 
 fn word(reg: &Register) -> Bits<WORD_BITS> {
@@ -261,6 +271,7 @@ impl Csr {
             byte2: Constant::new(0x00FF_0000_u64.into()),
             byte3: Constant::new(0xFF00_0000_u64.into()),
             aw_fire: Default::default(),
+            ar_free: Default::default(),
             ar_word: Default::default(),
             aw_word: Default::default(),
             rd_data: Default::default(),
@@ -279,6 +290,8 @@ impl Csr {
             cycles_hi: Default::default(),
             hi_latch: Default::default(),
             irq_q: Default::default(),
+            e1: Default::default(),
+            e2: Default::default(),
         }
     }
 }
@@ -288,7 +301,7 @@ impl Logic for Csr {
     fn update(&mut self) {
         dff_setup!(
             self, clock, b_valid, b_resp, r_valid, r_data, r_resp, scratch, cycles_lo, cycles_hi,
-            hi_latch, irq_q
+            hi_latch, irq_q, e1, e2
         );
 
         // Free-running 64-bit cycle counter in two halves.
@@ -365,11 +378,9 @@ impl Logic for Csr {
         self.rd_access.next = self.rd_class.data.val().get_bits::<2>(0);
         self.rd_engine.next = self.rd_class.data.val().get_bit(2);
         self.eng_raddr.next = self.ar_word.val();
-        self.eng_re.next = self.s_axil_arvalid.val() & !self.r_valid.q.val() & self.rd_engine.val();
+        self.ar_free.next = !self.r_valid.q.val() & !self.e1.q.val() & !self.e2.q.val();
+        self.eng_re.next = self.s_axil_arvalid.val() & self.ar_free.val() & self.rd_engine.val();
         self.rd_data.next = self.rd_value.data.val();
-        if self.rd_engine.val() {
-            self.rd_data.next = self.eng_rdata.val();
-        }
         if self.ar_word.val() == self.w_scratch.val() {
             self.rd_data.next = self.scratch.q.val();
         }
@@ -379,11 +390,20 @@ impl Logic for Csr {
         if self.ar_word.val() == self.w_cycle_hi.val() {
             self.rd_data.next = self.hi_latch.q.val();
         }
-        self.s_axil_arready.next = !self.r_valid.q.val();
+        self.s_axil_arready.next = self.ar_free.val();
         if self.r_valid.q.val() & self.s_axil_rready.val() {
             self.r_valid.d.next = false;
         }
-        if self.s_axil_arvalid.val() & !self.r_valid.q.val() {
+        // An engine register's data comes back ENGINE_READ_LATENCY cycles
+        // after its acceptance; the response waits for it.
+        self.e1.d.next = self.eng_re.val();
+        self.e2.d.next = self.e1.q.val();
+        if self.e2.q.val() {
+            self.r_valid.d.next = true;
+            self.r_data.d.next = self.eng_rdata.val();
+            self.r_resp.d.next = self.resp_okay.val();
+        }
+        if self.s_axil_arvalid.val() & self.ar_free.val() & !self.rd_engine.val() {
             self.r_valid.d.next = true;
             self.r_data.d.next = self.rd_data.val();
             self.r_resp.d.next = self.resp_okay.val();

@@ -253,6 +253,13 @@ pub struct WeftTop {
     ev_c2h: DFF<Bit>,
     ev_tx: DFF<Bit>,
     ev_q: DFF<Bits<COUNTERS>>,
+    eng_raddr_q: DFF<Bits<14>>,
+    eng_re_q: DFF<Bit>,
+    eng_waddr_q: DFF<Bits<14>>,
+    eng_wdata_q: DFF<Bits<32>>,
+    eng_wstrb_q: DFF<Bits<4>>,
+    eng_we_q: DFF<Bit>,
+    eng_rdata_q: DFF<Bits<32>>,
     n_rvalid: DFF<Bit>,
     run: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
@@ -418,6 +425,13 @@ impl WeftTop {
             ev_c2h: Default::default(),
             ev_tx: Default::default(),
             ev_q: Default::default(),
+            eng_raddr_q: Default::default(),
+            eng_re_q: Default::default(),
+            eng_waddr_q: Default::default(),
+            eng_wdata_q: Default::default(),
+            eng_wstrb_q: Default::default(),
+            eng_we_q: Default::default(),
+            eng_rdata_q: Default::default(),
             n_rvalid: Default::default(),
             run: Default::default(),
             rx_ready: Default::default(),
@@ -521,6 +535,13 @@ impl Logic for WeftTop {
         self.ev_c2h.clock.next = self.axis_aclk.val();
         self.ev_tx.clock.next = self.axis_aclk.val();
         self.ev_q.clock.next = self.axis_aclk.val();
+        self.eng_raddr_q.clock.next = self.axis_aclk.val();
+        self.eng_re_q.clock.next = self.axis_aclk.val();
+        self.eng_waddr_q.clock.next = self.axis_aclk.val();
+        self.eng_wdata_q.clock.next = self.axis_aclk.val();
+        self.eng_wstrb_q.clock.next = self.axis_aclk.val();
+        self.eng_we_q.clock.next = self.axis_aclk.val();
+        self.eng_rdata_q.clock.next = self.axis_aclk.val();
         self.n_rvalid.clock.next = self.axil_aclk.val();
         self.n_bvalid.d.next = self.n_bvalid.q.val();
         self.n_rvalid.d.next = self.n_rvalid.q.val();
@@ -598,42 +619,53 @@ impl Logic for WeftTop {
         self.c_rdata.lo.next = self.cdc.s_axil_rdata.val();
         self.s_axil_rdata.next = self.c_rdata.out.val();
 
-        // ---- The engine register port: every block decodes its own.
-        self.kv.eng_raddr.next = self.csr.eng_raddr.val();
-        self.kv.eng_re.next = self.csr.eng_re.val();
-        self.kv.eng_waddr.next = self.csr.eng_waddr.val();
-        self.kv.eng_wdata.next = self.csr.eng_wdata.val();
-        self.kv.eng_wstrb.next = self.csr.eng_wstrb.val();
-        self.kv.eng_we.next = self.csr.eng_we.val();
-        self.grad.eng_raddr.next = self.csr.eng_raddr.val();
-        self.grad.eng_re.next = self.csr.eng_re.val();
-        self.grad.eng_waddr.next = self.csr.eng_waddr.val();
-        self.grad.eng_wdata.next = self.csr.eng_wdata.val();
-        self.grad.eng_wstrb.next = self.csr.eng_wstrb.val();
-        self.grad.eng_we.next = self.csr.eng_we.val();
-        self.memops.eng_raddr.next = self.csr.eng_raddr.val();
-        self.memops.eng_re.next = self.csr.eng_re.val();
-        self.memops.eng_waddr.next = self.csr.eng_waddr.val();
-        self.memops.eng_wdata.next = self.csr.eng_wdata.val();
-        self.memops.eng_wstrb.next = self.csr.eng_wstrb.val();
-        self.memops.eng_we.next = self.csr.eng_we.val();
-        self.avm.eng_raddr.next = self.csr.eng_raddr.val();
-        self.avm.eng_re.next = self.csr.eng_re.val();
-        self.avm.eng_waddr.next = self.csr.eng_waddr.val();
-        self.avm.eng_wdata.next = self.csr.eng_wdata.val();
-        self.avm.eng_wstrb.next = self.csr.eng_wstrb.val();
-        self.avm.eng_we.next = self.csr.eng_we.val();
-        self.net.eng_raddr.next = self.csr.eng_raddr.val();
-        self.net.eng_re.next = self.csr.eng_re.val();
-        self.net.eng_waddr.next = self.csr.eng_waddr.val();
-        self.net.eng_wdata.next = self.csr.eng_wdata.val();
-        self.net.eng_wstrb.next = self.csr.eng_wstrb.val();
-        self.net.eng_we.next = self.csr.eng_we.val();
-        self.csr.eng_rdata.next = self.kv.eng_rdata.val()
+        // ---- The engine register port: every block decodes its own. The
+        // port is registered on its way out to the engines and their OR-ed
+        // read data on its way back (`csr::ENGINE_READ_LATENCY`), so the
+        // CSR block's decode, an engine's read mux and the OR of five
+        // blocks' data are three cycles, not one.
+        self.eng_raddr_q.d.next = self.csr.eng_raddr.val();
+        self.eng_re_q.d.next = self.csr.eng_re.val();
+        self.eng_waddr_q.d.next = self.csr.eng_waddr.val();
+        self.eng_wdata_q.d.next = self.csr.eng_wdata.val();
+        self.eng_wstrb_q.d.next = self.csr.eng_wstrb.val();
+        self.eng_we_q.d.next = self.csr.eng_we.val();
+        self.kv.eng_raddr.next = self.eng_raddr_q.q.val();
+        self.kv.eng_re.next = self.eng_re_q.q.val();
+        self.kv.eng_waddr.next = self.eng_waddr_q.q.val();
+        self.kv.eng_wdata.next = self.eng_wdata_q.q.val();
+        self.kv.eng_wstrb.next = self.eng_wstrb_q.q.val();
+        self.kv.eng_we.next = self.eng_we_q.q.val();
+        self.grad.eng_raddr.next = self.eng_raddr_q.q.val();
+        self.grad.eng_re.next = self.eng_re_q.q.val();
+        self.grad.eng_waddr.next = self.eng_waddr_q.q.val();
+        self.grad.eng_wdata.next = self.eng_wdata_q.q.val();
+        self.grad.eng_wstrb.next = self.eng_wstrb_q.q.val();
+        self.grad.eng_we.next = self.eng_we_q.q.val();
+        self.memops.eng_raddr.next = self.eng_raddr_q.q.val();
+        self.memops.eng_re.next = self.eng_re_q.q.val();
+        self.memops.eng_waddr.next = self.eng_waddr_q.q.val();
+        self.memops.eng_wdata.next = self.eng_wdata_q.q.val();
+        self.memops.eng_wstrb.next = self.eng_wstrb_q.q.val();
+        self.memops.eng_we.next = self.eng_we_q.q.val();
+        self.avm.eng_raddr.next = self.eng_raddr_q.q.val();
+        self.avm.eng_re.next = self.eng_re_q.q.val();
+        self.avm.eng_waddr.next = self.eng_waddr_q.q.val();
+        self.avm.eng_wdata.next = self.eng_wdata_q.q.val();
+        self.avm.eng_wstrb.next = self.eng_wstrb_q.q.val();
+        self.avm.eng_we.next = self.eng_we_q.q.val();
+        self.net.eng_raddr.next = self.eng_raddr_q.q.val();
+        self.net.eng_re.next = self.eng_re_q.q.val();
+        self.net.eng_waddr.next = self.eng_waddr_q.q.val();
+        self.net.eng_wdata.next = self.eng_wdata_q.q.val();
+        self.net.eng_wstrb.next = self.eng_wstrb_q.q.val();
+        self.net.eng_we.next = self.eng_we_q.q.val();
+        self.eng_rdata_q.d.next = self.kv.eng_rdata.val()
             | self.grad.eng_rdata.val()
             | self.memops.eng_rdata.val()
             | self.avm.eng_rdata.val()
             | self.net.eng_rdata.val();
+        self.csr.eng_rdata.next = self.eng_rdata_q.q.val();
 
         // ---- Ingress: the frame checks, then the deframers.
         self.rx_sl.s_tdata.next = self.s_axis_adap_rx_250mhz_tdata.val();

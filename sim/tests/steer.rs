@@ -720,6 +720,10 @@ fn check_mux2(seed: u64, bubble: f64, stall: f64) -> Result<(), String> {
 
 // ------------------------------------------------------------- classify
 
+/// A beat out of the classifier: bytes kept, last, size, and its class
+/// (destination, malformed, effective length).
+type ClassifiedBeat = (Vec<u8>, bool, u16, (u8, bool, u16));
+
 /// Frames offered beat by beat into the classifier, with bubbles and an
 /// output stalled at random; every beat that comes out, with its sideband.
 struct ClassifyDriver {
@@ -733,7 +737,7 @@ struct ClassifyDriver {
     offering: bool,
     /// Every beat taken at the output: bytes kept, last, size, and the
     /// sideband (class, malformed, effective length).
-    out: Vec<(Vec<u8>, bool, u16, (u8, bool, u16))>,
+    out: Vec<ClassifiedBeat>,
     /// Cycles the input offered a beat that was not taken.
     refused: u64,
 }

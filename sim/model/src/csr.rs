@@ -19,9 +19,12 @@
 //! - A read accepted on the same cycle as a write sees the register's value
 //!   from before that write.
 //! - Live registers of engine blocks (every block but `id` and `ctrl`) are
-//!   forwarded to the engine register port: a read's data is `eng_rdata`,
-//!   which the engines produce combinationally for `eng_raddr` (the read
-//!   address's word), and `eng_re` marks the cycle the read is accepted; an
+//!   forwarded to the engine register port: `eng_re` marks the cycle such a
+//!   read is accepted, with `eng_raddr` the read address's word, and the
+//!   read's data is `eng_rdata` [`ENGINE_READ_LATENCY`] cycles later (the
+//!   top registers the port on its way to the engines and their read data
+//!   on the way back); the response appears the cycle after that, and no
+//!   read is accepted meanwhile. An
 //!   accepted write to a writable engine register raises `eng_we` with
 //!   `eng_waddr`, `eng_wdata` and `eng_wstrb` on the acceptance cycle.
 //!   Access checks (DECERR, SLVERR) stay here, from the map.
@@ -30,6 +33,10 @@
 use crate::axil::{self, AxilMaster, MasterSignals, Op, SlaveSignals, DECERR, OKAY, SLVERR};
 use crate::dut::{Driver, Dut};
 use weft_regs::{ctrl, Access, BuildInfo, Map, Value};
+
+/// Cycles from an engine register read's acceptance (`eng_re`) to the
+/// cycle the block takes `eng_rdata` (`weft_hdl::csr::ENGINE_READ_LATENCY`).
+pub const ENGINE_READ_LATENCY: usize = 2;
 
 crate::ports! {
     /// Inputs of the CSR block.
@@ -159,6 +166,8 @@ pub struct CsrModel {
     cycles: u64,
     hi_latch: u32,
     irq: bool,
+    /// An engine read in flight: cycles since its acceptance.
+    engine_read: Option<usize>,
 }
 
 impl CsrModel {
@@ -177,13 +186,15 @@ impl CsrModel {
             cycles: 0,
             hi_latch: 0,
             irq: false,
+            engine_read: None,
         }
     }
 
     fn outputs(&self) -> CsrOut {
         let i = &self.inputs;
         let aw_fire = i.s_axil_awvalid && i.s_axil_wvalid && !self.b_valid;
-        let ar_fire = i.s_axil_arvalid && !self.r_valid;
+        let ar_free = !self.r_valid && self.engine_read.is_none();
+        let ar_fire = i.s_axil_arvalid && ar_free;
         let awaddr = i.s_axil_awaddr as u32;
         let writable = self
             .map
@@ -200,7 +211,7 @@ impl CsrModel {
             s_axil_wready: aw_fire,
             s_axil_bresp: self.b_resp,
             s_axil_bvalid: self.b_valid,
-            s_axil_arready: !self.r_valid,
+            s_axil_arready: ar_free,
             s_axil_rdata: self.r_data,
             s_axil_rresp: self.r_resp,
             s_axil_rvalid: self.r_valid,
@@ -215,9 +226,6 @@ impl CsrModel {
         };
         if let Some(v) = self.map.const_value(block, reg, &self.build) {
             return (v, OKAY);
-        }
-        if is_engine_reg(&self.map, addr) {
-            return (self.inputs.eng_rdata, OKAY);
         }
         let data = if reg.addr == ctrl::SCRATCH.addr {
             self.scratch
@@ -278,11 +286,25 @@ impl Dut for CsrModel {
         if self.r_valid && i.s_axil_rready {
             self.r_valid = false;
         }
+        match self.engine_read {
+            Some(n) if n + 1 == ENGINE_READ_LATENCY => {
+                self.engine_read = None;
+                self.r_data = i.eng_rdata;
+                self.r_resp = OKAY;
+                self.r_valid = true;
+            }
+            Some(n) => self.engine_read = Some(n + 1),
+            None => {}
+        }
         if o.s_axil_arready && i.s_axil_arvalid {
-            let (d, r) = self.read(i.s_axil_araddr as u32);
-            self.r_data = d;
-            self.r_resp = r;
-            self.r_valid = true;
+            if o.eng_re {
+                self.engine_read = Some(0);
+            } else {
+                let (d, r) = self.read(i.s_axil_araddr as u32);
+                self.r_data = d;
+                self.r_resp = r;
+                self.r_valid = true;
+            }
         }
         if self.b_valid && i.s_axil_bready {
             self.b_valid = false;
@@ -327,6 +349,9 @@ pub struct CsrDriver {
     pub engine_writes: Vec<EngineWrite>,
     /// Engine reads accepted (eng_re), by word.
     pub engine_reads: Vec<u16>,
+    /// The stand-in engine's reads in flight, newest first: the word of a
+    /// read accepted 1, 2, … cycles ago.
+    in_flight: [Option<u16>; ENGINE_READ_LATENCY],
     cycle: u64,
 }
 
@@ -338,6 +363,7 @@ impl CsrDriver {
             irq_cycles: vec![],
             engine_writes: vec![],
             engine_reads: vec![],
+            in_flight: [None; ENGINE_READ_LATENCY],
             cycle: 0,
         }
     }
@@ -346,7 +372,10 @@ impl CsrDriver {
 impl Driver<CsrIn, CsrOut> for CsrDriver {
     fn drive(&mut self) -> CsrIn {
         let mut i = CsrIn::from_master(&self.master.drive());
-        i.eng_rdata = fake_engine_read(i.s_axil_araddr >> 2);
+        // The stand-in engine answers a read ENGINE_READ_LATENCY cycles
+        // after it was accepted, and drives 0 otherwise, as the top's
+        // registered read data does.
+        i.eng_rdata = self.in_flight[ENGINE_READ_LATENCY - 1].map_or(0, fake_engine_read);
         i
     }
     fn observe(&mut self, inputs: &CsrIn, outputs: &CsrOut) {
@@ -375,6 +404,8 @@ impl Driver<CsrIn, CsrOut> for CsrDriver {
         if outputs.eng_re {
             self.engine_reads.push(outputs.eng_raddr);
         }
+        self.in_flight.rotate_right(1);
+        self.in_flight[0] = outputs.eng_re.then_some(outputs.eng_raddr);
         self.cycle += 1;
     }
     fn finished(&self) -> bool {
