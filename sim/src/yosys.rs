@@ -249,13 +249,98 @@ pub fn synth_netlist(
 ) -> Result<(Resources, String), YosysError> {
     check_name("top module", top)?;
     check_name("family", &opts.family)?;
-    let mut chparam = String::new();
     for (k, v) in params {
         check_name("parameter name", k)?;
         check_name("parameter value", v)?;
+    }
+    let script = netlist_script(top, opts, abc9, params);
+    // A mapped netlist is a pure function of the Verilog, the script and
+    // yosys's version: reuse one (the top takes minutes) from the cache.
+    let cache = netlist_cache_path(verilog, &script);
+    if let Some(path) = &cache {
+        let stat = std::fs::read_to_string(path.with_extension("stat"));
+        let json = std::fs::read_to_string(path.with_extension("json"));
+        if let (Ok(stat), Ok(json)) = (stat, json) {
+            if let Ok(res) = parse_stat(&stat, top) {
+                return Ok((res, json));
+            }
+        }
+    }
+    let mut texts = run_script_files(verilog, &script, &["stat.txt", "net.json"], opts.timeout)?;
+    let json = texts.pop().unwrap_or_default();
+    let report = texts.pop().unwrap_or_default();
+    let res = parse_stat(&report, top)?;
+    if let Some(path) = &cache {
+        // Best effort: a cache that cannot be written only costs time.
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(tmp.with_extension("json.part"), &json).is_ok()
+            && std::fs::write(tmp.with_extension("stat.part"), &report).is_ok()
+        {
+            let _ = std::fs::rename(tmp.with_extension("json.part"), path.with_extension("json"));
+            let _ = std::fs::rename(tmp.with_extension("stat.part"), path.with_extension("stat"));
+        }
+    }
+    Ok((res, json))
+}
+
+/// Where a mapped netlist of `verilog` under `script` is cached
+/// (`<cache>/yosys/<sha256>.json` and `.stat`, the cache directory as the
+/// Verilator models'), keyed by both and by yosys's version; `None` when
+/// yosys's version cannot be read. `WEFT_YOSYS_CACHE=0` turns it off.
+fn netlist_cache_path(verilog: &str, script: &str) -> Option<PathBuf> {
+    use sha2::{Digest, Sha256};
+    if std::env::var("WEFT_YOSYS_CACHE").as_deref() == Ok("0") {
+        return None;
+    }
+    let version = Command::new(yosys_bin())
+        .arg("-V")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?
+        .stdout;
+    let mut h = Sha256::new();
+    for field in [&version[..], script.as_bytes(), verilog.as_bytes()] {
+        h.update((field.len() as u64).to_le_bytes());
+        h.update(field);
+    }
+    let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Some(
+        crate::verilator::default_cache_dir()
+            .join("yosys")
+            .join(key)
+            .with_extension("json"),
+    )
+}
+
+/// The cache file of the netlist [`synth_netlist`] would map for these
+/// arguments (`.json`; its resources beside it as `.stat`), for tools that
+/// synthesise the same script themselves; `None` when there is no cache.
+pub fn netlist_cache_file(
+    verilog: &str,
+    top: &str,
+    opts: &SynthOptions,
+    abc9: bool,
+    params: &[(String, String)],
+) -> Option<PathBuf> {
+    netlist_cache_path(verilog, &netlist_script(top, opts, abc9, params))
+}
+
+/// The script of [`synth_netlist`].
+fn netlist_script(
+    top: &str,
+    opts: &SynthOptions,
+    abc9: bool,
+    params: &[(String, String)],
+) -> String {
+    let mut chparam = String::new();
+    for (k, v) in params {
         let _ = writeln!(chparam, "chparam -set {k} {v} {top}");
     }
-    let script = format!(
+    format!(
         "read_verilog design.v\n\
          {chparam}\
          synth_xilinx -family {family} -top {top} -flatten -noiopad{abc9}\n\
@@ -263,11 +348,7 @@ pub fn synth_netlist(
          write_json net.json\n",
         family = opts.family,
         abc9 = if abc9 { " -abc9" } else { "" },
-    );
-    let mut texts = run_script_files(verilog, &script, &["stat.txt", "net.json"], opts.timeout)?;
-    let json = texts.pop().unwrap_or_default();
-    let report = texts.pop().unwrap_or_default();
-    Ok((parse_stat(&report, top)?, json))
+    )
 }
 
 /// Flip-flop cell types after `proc`: where a combinational path ends.
