@@ -15,8 +15,10 @@ use weft_sim::yosys::{self, SynthOptions};
 
 /// Blocks that fit the ceiling today, with the depth they have (LUT
 /// levels), which may not grow past the ceiling.
-const FITTING: [(&str, u32); 11] = [
+const FITTING: [(&str, u32); 13] = [
     ("slice", 1),
+    ("classify", 6),
+    ("deframe", 2),
     ("pkt_mux2", 1),
     ("pkt_mux4", 2),
     ("framer", 3),
@@ -31,8 +33,7 @@ const FITTING: [(&str, u32); 11] = [
 
 /// Blocks beyond the ceiling today: (block, LUT levels, ns, slow). Their
 /// figures may only come down; lower them here when a change does.
-const DEBT: [(&str, u32, f64, bool); 7] = [
-    ("deframe", 9, 4.69, false),
+const DEBT: [(&str, u32, f64, bool); 6] = [
     ("frame_check", 7, 3.90, false),
     ("rec_pack", 7, 4.07, false),
     ("kv_agg", 16, 8.82, true),
