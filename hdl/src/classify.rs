@@ -14,7 +14,7 @@
 //! (`s_tready` is the output's ready or an empty output): one beat a cycle,
 //! three cycles of latency.
 
-use crate::common::{konst, Bswap};
+use crate::common::{be_words, konst, Bswap};
 use rust_hdl::prelude::*;
 use weft_regs::wire;
 
@@ -55,17 +55,7 @@ impl Logic for Ipv4Half {
     }
 
     fn hdl(&self) -> Verilog {
-        let words: Vec<String> = (0..5)
-            .map(|i| {
-                format!(
-                    "{{3'b0, hdr[{}:{}], hdr[{}:{}]}}",
-                    16 * i + 7,
-                    16 * i,
-                    16 * i + 15,
-                    16 * i + 8
-                )
-            })
-            .collect();
+        let words = be_words("hdr", 5, 3);
         Verilog::Custom(format!(
             "always @(*) begin\n  sum = 19'b0;\n  if (en) sum = {};\nend",
             words.join(" + ")

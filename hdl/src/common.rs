@@ -478,6 +478,23 @@ impl<const N: usize> Logic for Bswap<N> {
     }
 }
 
+/// Verilog for the `n` big-endian 16-bit words of `sig` (bytes as a beat
+/// holds them: first byte in bits 7:0), each widened by `pad` zero bits:
+/// the terms of a ones'-complement sum.
+pub fn be_words(sig: &str, n: usize, pad: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{{pad}'b0, {sig}[{}:{}], {sig}[{}:{}]}}",
+                16 * i + 7,
+                16 * i,
+                16 * i + 15,
+                16 * i + 8
+            )
+        })
+        .collect()
+}
+
 /// The ones'-complement sum (RFC 1071) of an IPv4 header's ten 16-bit
 /// words, carries folded back in, not complemented: a header with a correct
 /// checksum sums to `0xffff`, and a header with its checksum field 0 sums
@@ -517,17 +534,7 @@ impl Logic for Ipv4Sum {
 
     fn hdl(&self) -> Verilog {
         // Ten 16-bit words fit 20 bits; two folds leave at most 16 bits.
-        let words: Vec<String> = (0..10)
-            .map(|i| {
-                format!(
-                    "{{4'b0, hdr[{}:{}], hdr[{}:{}]}}",
-                    16 * i + 7,
-                    16 * i,
-                    16 * i + 15,
-                    16 * i + 8
-                )
-            })
-            .collect();
+        let words = be_words("hdr", 10, 4);
         Verilog::Custom(format!(
             "reg [19:0] s0;\nreg [16:0] s1;\nalways @(*) begin\n  s0 = 20'b0;\n  s1 = 17'b0;\n  sum = 16'b0;\n  if (en) begin\n    s0 = {};\n    s1 = {{1'b0, s0[15:0]}} + {{13'b0, s0[19:16]}};\n    sum = s1[15:0] + {{15'b0, s1[16]}};\n  end\nend",
             words.join(" + ")

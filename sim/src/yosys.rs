@@ -209,6 +209,22 @@ pub fn available() -> bool {
         .unwrap_or(false)
 }
 
+/// For tests that need yosys: whether it is usable, so the test can run.
+/// When it is not, the test is skipped with a note naming `test` — unless
+/// the environment demands the tools (`WEFT_REQUIRE_VERILATOR=1`, as CI
+/// sets), where a missing yosys is a failure: this panics.
+pub fn usable_or_skip(test: &str) -> bool {
+    if available() {
+        return true;
+    }
+    assert!(
+        std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() != Ok("1"),
+        "WEFT_REQUIRE_VERILATOR=1 but yosys is not usable (not on PATH or WEFT_YOSYS)"
+    );
+    eprintln!("note: {test} skipped: yosys is not on PATH (set WEFT_YOSYS or install yosys)");
+    false
+}
+
 /// Synthesize `verilog` for a Xilinx family with top module `top` and count
 /// its resources.
 ///

@@ -92,6 +92,26 @@ fn frame(rng: &mut ChaCha8Rng) -> Vec<u8> {
     f
 }
 
+/// Beat `beat` of frame `f`: its data (bytes past the frame's end in its
+/// last beat are garbage), byte enables and last flag.
+fn beat_of(f: &[u8], beat: usize, rng: &mut ChaCha8Rng) -> ([u32; 16], u64, bool) {
+    let at = 64 * beat;
+    let n = (f.len() - at).min(64);
+    let mut b: Vec<u8> = (0..64).map(|_| rng.gen()).collect();
+    b[..n].copy_from_slice(&f[at..at + n]);
+    (from_bytes(&b), keep_of(n), at + n == f.len())
+}
+
+/// After a beat was taken: the next beat of the frame, or the next frame.
+fn next_beat(frame: &mut usize, beat: &mut usize, last: bool) {
+    if last {
+        *frame += 1;
+        *beat = 0;
+    } else {
+        *beat += 1;
+    }
+}
+
 struct DeframeDriver {
     frames: Vec<Vec<u8>>,
     card: Card,
@@ -118,14 +138,7 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
         }
         if self.offering {
             let f = &self.frames[self.next];
-            let at = 64 * self.beat;
-            let n = (f.len() - at).min(64);
-            // Bytes past the frame's end in its last beat are garbage.
-            let mut b: Vec<u8> = (0..64).map(|_| self.rng.gen()).collect();
-            b[..n].copy_from_slice(&f[at..at + n]);
-            i.s_tdata = from_bytes(&b);
-            i.s_tkeep = keep_of(n);
-            i.s_tlast = at + n == f.len();
+            (i.s_tdata, i.s_tkeep, i.s_tlast) = beat_of(f, self.beat, &mut self.rng);
             i.s_tvalid = true;
             i.s_tuser_size = f.len() as u16;
             if self.beat == 0 {
@@ -140,12 +153,7 @@ impl Driver<DeframeIn, DeframeOut> for DeframeDriver {
     fn observe(&mut self, i: &DeframeIn, o: &DeframeOut) {
         if i.s_tvalid && o.s_tready {
             self.offering = false;
-            if i.s_tlast {
-                self.next += 1;
-                self.beat = 0;
-            } else {
-                self.beat += 1;
-            }
+            next_beat(&mut self.next, &mut self.beat, i.s_tlast);
         }
         for (k, e) in [o.ev_engine, o.ev_pass, o.ev_malformed].iter().enumerate() {
             self.events[k] += *e as usize;
@@ -760,13 +768,7 @@ impl Driver<ClassifyIn, ClassifyOut> for ClassifyDriver {
         i.s_tuser_size = self.rng.gen();
         if self.offering {
             let f = &self.frames[self.next];
-            let at = 64 * self.beat;
-            let n = (f.len() - at).min(64);
-            let mut b: Vec<u8> = (0..64).map(|_| self.rng.gen()).collect();
-            b[..n].copy_from_slice(&f[at..at + n]);
-            i.s_tdata = from_bytes(&b);
-            i.s_tkeep = keep_of(n);
-            i.s_tlast = at + n == f.len();
+            (i.s_tdata, i.s_tkeep, i.s_tlast) = beat_of(f, self.beat, &mut self.rng);
             i.s_tvalid = true;
             i.s_tuser_size = f.len() as u16;
         }
@@ -777,12 +779,7 @@ impl Driver<ClassifyIn, ClassifyOut> for ClassifyDriver {
         if i.s_tvalid {
             if o.s_tready {
                 self.offering = false;
-                if i.s_tlast {
-                    self.next += 1;
-                    self.beat = 0;
-                } else {
-                    self.beat += 1;
-                }
+                next_beat(&mut self.next, &mut self.beat, i.s_tlast);
             } else {
                 self.refused += 1;
             }

@@ -42,18 +42,6 @@ const DEBT: [(&str, u32, f64, bool); 6] = [
     ("avm", 24, 11.44, true),
 ];
 
-fn yosys_or_skip() -> bool {
-    if yosys::available() {
-        return true;
-    }
-    assert!(
-        std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() != Ok("1"),
-        "WEFT_REQUIRE_VERILATOR=1 but yosys is not usable (not on PATH or WEFT_YOSYS)"
-    );
-    eprintln!("note: skipped: yosys is not on PATH");
-    false
-}
-
 fn slow() -> bool {
     std::env::var("WEFT_TIMING_SLOW").as_deref() == Ok("1")
 }
@@ -109,7 +97,7 @@ fn describe(r: &TimingReport) -> String {
 
 #[test]
 fn blocks_that_fit_250_mhz_keep_fitting() {
-    if !yosys_or_skip() {
+    if !yosys::usable_or_skip("blocks_that_fit_250_mhz_keep_fitting") {
         return;
     }
     let ceiling = TimingOptions::default().ceiling;
@@ -137,7 +125,7 @@ fn blocks_that_fit_250_mhz_keep_fitting() {
 
 #[test]
 fn blocks_beyond_250_mhz_get_no_deeper() {
-    if !yosys_or_skip() {
+    if !yosys::usable_or_skip("blocks_beyond_250_mhz_get_no_deeper") {
         return;
     }
     let mut bad = vec![];

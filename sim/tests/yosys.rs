@@ -246,21 +246,9 @@ fn malformed_reports_are_errors() {
     }
 }
 
-/// Whether yosys is usable; panics under `WEFT_REQUIRE_VERILATOR=1` when not.
-fn yosys_or_skip(test: &str) -> bool {
-    if yosys::available() {
-        return true;
-    }
-    if std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() == Ok("1") {
-        panic!("WEFT_REQUIRE_VERILATOR=1 but yosys is not usable (not on PATH or WEFT_YOSYS)");
-    }
-    eprintln!("note: {test} skipped: yosys is not on PATH (set WEFT_YOSYS or install yosys)");
-    false
-}
-
 #[test]
 fn csr_block_synthesizes() {
-    if !yosys_or_skip("csr_block_synthesizes") {
+    if !yosys::usable_or_skip("csr_block_synthesizes") {
         return;
     }
     let blocks = weft_hdl::emit::all(&weft_hdl::this_build());
@@ -291,7 +279,7 @@ fn csr_block_synthesizes() {
 
 #[test]
 fn synthesis_errors_carry_yosys_output() {
-    if !yosys_or_skip("synthesis_errors_carry_yosys_output") {
+    if !yosys::usable_or_skip("synthesis_errors_carry_yosys_output") {
         return;
     }
     match yosys::synth_xilinx(
@@ -312,7 +300,7 @@ fn synthesis_errors_carry_yosys_output() {
 
 #[test]
 fn timeout_kills_yosys() {
-    if !yosys_or_skip("timeout_kills_yosys") {
+    if !yosys::usable_or_skip("timeout_kills_yosys") {
         return;
     }
     let opts = SynthOptions {

@@ -2,18 +2,6 @@
 
 use super::*;
 
-fn yosys_or_skip() -> bool {
-    if crate::yosys::available() {
-        return true;
-    }
-    assert!(
-        std::env::var("WEFT_REQUIRE_VERILATOR").as_deref() != Ok("1"),
-        "WEFT_REQUIRE_VERILATOR=1 but yosys is not usable (not on PATH or WEFT_YOSYS)"
-    );
-    eprintln!("note: skipped: yosys is not on PATH");
-    false
-}
-
 fn run(v: &str) -> TimingReport {
     let opts = TimingOptions {
         clocks: vec![Clock::new("clk", 250.0)],
@@ -30,7 +18,9 @@ fn clk(r: &TimingReport) -> &DomainReport {
 
 #[test]
 fn a_registered_64_bit_adder_is_one_lut_level_and_its_carry_chain() {
-    if !yosys_or_skip() {
+    if !crate::yosys::usable_or_skip(
+        "a_registered_64_bit_adder_is_one_lut_level_and_its_carry_chain",
+    ) {
         return;
     }
     let r = run(
@@ -54,7 +44,7 @@ fn a_registered_64_bit_adder_is_one_lut_level_and_its_carry_chain() {
 
 #[test]
 fn a_128_input_xor_is_three_lut_levels() {
-    if !yosys_or_skip() {
+    if !crate::yosys::usable_or_skip("a_128_input_xor_is_three_lut_levels") {
         return;
     }
     let r = run("module top(input clk, input [127:0] a, output reg q);
@@ -69,7 +59,9 @@ fn a_128_input_xor_is_three_lut_levels() {
 
 #[test]
 fn a_block_ram_read_costs_its_clock_to_out_then_the_logic_after_it() {
-    if !yosys_or_skip() {
+    if !crate::yosys::usable_or_skip(
+        "a_block_ram_read_costs_its_clock_to_out_then_the_logic_after_it",
+    ) {
         return;
     }
     let r = run(
@@ -105,7 +97,9 @@ fn a_block_ram_read_costs_its_clock_to_out_then_the_logic_after_it() {
 
 #[test]
 fn paths_are_costed_per_clock_and_crossings_are_counted_not_costed() {
-    if !yosys_or_skip() {
+    if !crate::yosys::usable_or_skip(
+        "paths_are_costed_per_clock_and_crossings_are_counted_not_costed",
+    ) {
         return;
     }
     let opts = TimingOptions {
@@ -132,7 +126,7 @@ fn paths_are_costed_per_clock_and_crossings_are_counted_not_costed() {
 
 #[test]
 fn a_deep_chain_is_over_budget_and_named_by_its_nets() {
-    if !yosys_or_skip() {
+    if !crate::yosys::usable_or_skip("a_deep_chain_is_over_budget_and_named_by_its_nets") {
         return;
     }
     // Twelve dependent 32-bit compares-and-adds: far beyond 4 ns.
