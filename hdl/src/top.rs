@@ -239,6 +239,7 @@ pub struct WeftTop {
     mo_o: Slice,
     grad_o: Slice,
     rec_o: Slice,
+    aux_o: Slice,
     w_host_ack: Widen<{ SLICE_META }, 1>,
     w_host_mo: Widen<{ SLICE_META }, 1>,
     w_host_grad: Widen<{ SLICE_META }, 1>,
@@ -411,6 +412,7 @@ impl WeftTop {
             mo_o: Slice::default(),
             grad_o: Slice::default(),
             rec_o: Slice::default(),
+            aux_o: Slice::default(),
             w_host_ack: Default::default(),
             w_host_mo: Default::default(),
             w_host_grad: Default::default(),
@@ -527,6 +529,7 @@ impl Logic for WeftTop {
         self.mo_o.clock.next = self.axis_aclk.val();
         self.grad_o.clock.next = self.axis_aclk.val();
         self.rec_o.clock.next = self.axis_aclk.val();
+        self.aux_o.clock.next = self.axis_aclk.val();
         self.c2h.clock.next = self.axis_aclk.val();
         self.tx.clock.next = self.axis_aclk.val();
         self.rst_in.clock.next = self.axis_aclk.val();
@@ -1129,14 +1132,26 @@ impl Logic for WeftTop {
         self.c2h.s1_tuser_src.next = self.rec_o.m_tuser_src.val();
         self.c2h.s1_tuser_dst.next = self.zero16.val();
         self.rec_o.m_tready.next = self.c2h.s1_tready.val();
-        self.c2h.s2_tdata.next = self.aux.m_tdata.val();
-        self.c2h.s2_tkeep.next = self.aux.m_tkeep.val();
-        self.c2h.s2_tlast.next = self.aux.m_tlast.val();
-        self.c2h.s2_tvalid.next = self.aux.m_tvalid.val();
-        self.c2h.s2_tuser_size.next = self.aux.m_tuser_size.val();
-        self.c2h.s2_tuser_src.next = self.aux.m_tmeta.val().get_bits::<16>(0);
+        // A slice between the two merges, so no ready chain runs from the
+        // card-to-host merge through the ack/completion merge into a
+        // framer's slice in one cycle.
+        self.aux_o.s_tdata.next = self.aux.m_tdata.val();
+        self.aux_o.s_tkeep.next = self.aux.m_tkeep.val();
+        self.aux_o.s_tlast.next = self.aux.m_tlast.val();
+        self.aux_o.s_tvalid.next = self.aux.m_tvalid.val();
+        self.aux_o.s_tuser_size.next = self.aux.m_tuser_size.val();
+        self.aux_o.s_tuser_src.next = self.aux.m_tmeta.val().get_bits::<16>(0);
+        self.aux_o.s_tuser_dst.next = self.zero16.val();
+        self.aux_o.s_tmeta.next = self.zero128.val();
+        self.aux.m_tready.next = self.aux_o.s_tready.val();
+        self.c2h.s2_tdata.next = self.aux_o.m_tdata.val();
+        self.c2h.s2_tkeep.next = self.aux_o.m_tkeep.val();
+        self.c2h.s2_tlast.next = self.aux_o.m_tlast.val();
+        self.c2h.s2_tvalid.next = self.aux_o.m_tvalid.val();
+        self.c2h.s2_tuser_size.next = self.aux_o.m_tuser_size.val();
+        self.c2h.s2_tuser_src.next = self.aux_o.m_tuser_src.val();
         self.c2h.s2_tuser_dst.next = self.zero16.val();
-        self.aux.m_tready.next = self.c2h.s2_tready.val();
+        self.aux_o.m_tready.next = self.c2h.s2_tready.val();
         self.c2h.s3_tdata.next = self.grad_o.m_tdata.val();
         self.c2h.s3_tkeep.next = self.grad_o.m_tkeep.val();
         self.c2h.s3_tlast.next = self.grad_o.m_tlast.val();
